@@ -1,0 +1,40 @@
+# Two commands do all set-up on a fresh machine:
+#   make lab   - create .venv from pinned versions and open the course in JupyterLab
+#   make test  - create .venv if it is missing and run the whole test suite
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8888
+
+.PHONY: setup lab test release check-release clean
+
+setup: $(STAMP)
+
+# Rebuilt whenever the pins or the package list change.
+$(STAMP): constraints.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev]'
+	$(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.formgrader
+	$(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.assignment_list
+	$(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.validate_assignment
+	$(BIN)/jupyter server extension enable --sys-prefix nbgrader.server_extensions.course_list
+	$(BIN)/jupyter labextension enable --level=sys_prefix @jupyter/nbgrader
+	$(BIN)/jupyter labextension enable --level=sys_prefix @jupyter-widgets/jupyterlab-manager
+	touch $(STAMP)
+
+lab: setup
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port=$(PORT) \
+		--LabApp.default_url=/lab/tree/notebooks
+
+test: setup
+	$(BIN)/python -m pytest -n 2 --dist loadfile
+
+release: setup
+	$(BIN)/python -m grader release
+
+check-release: setup
+	$(BIN)/python -m grader release --check
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

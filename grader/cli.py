@@ -1,0 +1,67 @@
+"""``python -m grader <command>``: the instructor's and the grading service's interface."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .course import course_root
+
+
+def _release(args) -> int:
+    from .release import ReleaseError, release, stale_files
+
+    root = course_root()
+    try:
+        if args.check:
+            problems = stale_files(root)
+            if problems:
+                print("notebooks/ is stale: it does not match a fresh release of solutions/.")
+                for line in problems:
+                    print(f"  - {line}")
+                print("Run `python -m grader release` and commit the result.")
+                return 1
+            print("notebooks/ is up to date with solutions/.")
+            return 0
+        names = release(root)
+    except ReleaseError as exc:
+        print(f"release failed: {exc}", file=sys.stderr)
+        return 2
+    print(f"Released {len(names)} assignment(s) into notebooks/: {', '.join(names)}")
+    return 0
+
+
+def _check(args) -> int:
+    from .run_notebook import execute, graded_results
+
+    path = Path(args.notebook)
+    if not path.is_file():
+        print(f"no such notebook: {path}", file=sys.stderr)
+        return 2
+    nb = execute(path, timeout=args.timeout)
+    results = graded_results(nb)
+    if not results:
+        print(f"{path} has no graded test cells.")
+        return 0
+    width = max(len(r.grade_id) for r in results)
+    for r in results:
+        mark = "✓" if r.passed else "✗"
+        print(f"{mark} {r.grade_id:<{width}}  {r.points:g}/{r.max_points:g}  {r.message}")
+    total = sum(r.points for r in results)
+    top = sum(r.max_points for r in results)
+    print(f"Total: {total:g}/{top:g} (auto-graded cells only; free-text answers are graded by hand)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
+    p.add_argument("--check", action="store_true", help="exit 1 if notebooks/ is stale")
+    p.set_defaults(func=_release)
+    p = sub.add_parser("check", help="run one notebook and print each question's result")
+    p.add_argument("notebook")
+    p.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
+    p.set_defaults(func=_check)
+    args = parser.parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,161 @@
+"""``python -m grader release``: regenerate ``notebooks/`` from ``solutions/``.
+
+nbgrader's ``generate_assignment`` does the work (solutions replaced by stubs, hidden
+tests removed, cells locked, checksums computed). It writes into a temporary directory
+with a throw-away gradebook, and the result is normalised so that a release is a pure
+function of the sources:
+
+* no outputs, no execution counts, no run-time cell metadata;
+* fixed notebook metadata (kernelspec and language name only);
+* nbformat's JSON layout (sorted keys, one-space indent, trailing newline).
+
+``release --check`` does the same into a temporary directory and compares file by file.
+"""
+from __future__ import annotations
+
+import filecmp
+import json
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from .course import (
+    NOTEBOOKS,
+    SOLUTIONS,
+    assignments,
+    course_root,
+    ensure_scripts_on_path,
+    nbgrader_config,
+)
+
+KEEP_CELL_METADATA = ("nbgrader", "editable", "deletable", "tags", "jupyter")
+NOTEBOOK_METADATA = {
+    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+    "language_info": {"name": "python"},
+}
+
+
+class ReleaseError(RuntimeError):
+    pass
+
+
+def normalise(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Strip everything that depends on a run or a machine, in place, and return ``nb``."""
+    nb.metadata = nbformat.from_dict(NOTEBOOK_METADATA)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for index, cell in enumerate(nb.cells):
+        cell.metadata = nbformat.from_dict(
+            {k: v for k, v in cell.metadata.items() if k in KEEP_CELL_METADATA}
+        )
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+        if "attachments" in cell and not cell.attachments:
+            del cell["attachments"]
+        if not cell.get("id"):
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            cell.id = grade_id or f"cell-{index:03d}"
+    return nb
+
+
+def write_notebook(nb: nbformat.NotebookNode, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(nb, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def clean_sources(root: Path) -> list[Path]:
+    """Strip outputs from the source notebooks; return the ones that changed."""
+    changed = []
+    for name in assignments(root):
+        path = root / SOLUTIONS / name / f"{name}.ipynb"
+        before = path.read_text(encoding="utf-8")
+        nb = normalise(nbformat.reads(before, as_version=4))
+        write_notebook(nb, path)
+        if path.read_text(encoding="utf-8") != before:
+            changed.append(path)
+    return changed
+
+
+def _generate(root: Path, out: Path, names: list[str]) -> None:
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+
+    ensure_scripts_on_path()
+    with tempfile.TemporaryDirectory() as tmp:
+        config = nbgrader_config(
+            root,
+            CourseDirectory={
+                "release_directory": str(out),
+                "db_url": f"sqlite:///{tmp}/gradebook.db",
+            },
+            GenerateAssignment={"create_assignment": True, "force": True},
+        )
+        for name in names:
+            coursedir = CourseDirectory(config=config)
+            coursedir.assignment_id = name
+            converter = GenerateAssignment(coursedir=coursedir, config=config)
+            converter.log.setLevel(logging.WARNING)
+            try:
+                converter.start()
+            except Exception as exc:  # nbgrader reports problems as assorted exceptions
+                raise ReleaseError(f"nbgrader could not generate {name}: {exc}") from exc
+    for nb_path in sorted(out.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in nb_path.parts:
+            continue
+        write_notebook(normalise(nbformat.read(nb_path, as_version=4)), nb_path)
+
+
+def build(root: Path, out: Path) -> None:
+    """Generate every assignment of ``root`` into ``out`` (created fresh)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    names = assignments(root)
+    if not names:
+        raise ReleaseError(f"no source notebooks found under {root / SOLUTIONS}")
+    _generate(root, out, names)
+
+
+def _tree(path: Path) -> set[Path]:
+    return {p.relative_to(path) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def stale_files(root: Path) -> list[str]:
+    """What differs between ``notebooks/`` and a fresh release, as readable lines."""
+    problems = []
+    for name in assignments(root):
+        src = root / SOLUTIONS / name / f"{name}.ipynb"
+        nb = nbformat.read(src, as_version=4)
+        if any(c.cell_type == "code" and (c.outputs or c.execution_count) for c in nb.cells):
+            problems.append(f"{src.relative_to(root)} has outputs (release strips them)")
+    current = root / NOTEBOOKS
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / NOTEBOOKS
+        build(root, fresh)
+        want, have = _tree(fresh), _tree(current) if current.exists() else set()
+        for rel in sorted(want - have):
+            problems.append(f"{NOTEBOOKS}/{rel} is missing")
+        for rel in sorted(have - want):
+            problems.append(f"{NOTEBOOKS}/{rel} is not produced by the release")
+        for rel in sorted(want & have):
+            if not filecmp.cmp(fresh / rel, current / rel, shallow=False):
+                problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release")
+    return problems
+
+
+def release(root: Path | None = None) -> list[str]:
+    """Clean the sources and rewrite ``notebooks/``; return the assignment names."""
+    root = root or course_root()
+    clean_sources(root)
+    out = root / NOTEBOOKS
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / NOTEBOOKS
+        build(root, fresh)
+        if out.exists():
+            shutil.rmtree(out)
+        shutil.copytree(fresh, out)
+    return assignments(root)
