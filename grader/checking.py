@@ -23,6 +23,7 @@ import numpy as np
 from . import exercises as registry
 from .compare import difference, to_numpy
 from .exercises import Case, Exercise, Misconception
+from .exercises.cases import non_contiguous
 from .shortcuts import missing_required_message, scan, shortcut_message
 from .validation import shape_str
 
@@ -46,8 +47,25 @@ def _fail(message: str):
     raise CheckFailed(message)
 
 
+def _copy_value(x):
+    """A deep copy that keeps an array's memory layout (a strided view stays strided)."""
+    if isinstance(x, np.ndarray):
+        if x.flags.c_contiguous or x.ndim == 0:
+            return x.copy()
+        if x.flags.f_contiguous:
+            return np.asfortranarray(x.copy())
+        return non_contiguous(x.copy())
+    if isinstance(x, tuple):
+        return tuple(_copy_value(v) for v in x)
+    if isinstance(x, list):
+        return [_copy_value(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _copy_value(v) for k, v in x.items()}
+    return copy.deepcopy(x)
+
+
 def _copy_args(case: Case) -> Case:
-    return Case(copy.deepcopy(case.args), copy.deepcopy(case.kwargs), case.note, case.tol, case.names)
+    return Case(_copy_value(case.args), _copy_value(case.kwargs), case.note, case.tol, case.names)
 
 
 def _same_input(before, after) -> bool:
@@ -104,7 +122,9 @@ def _agrees(ex: Exercise, mis: Misconception, case: Case, outcome: Outcome, expe
             and wrong.error is not None
             and type(outcome.error) is type(wrong.error)
         )
-        return same, False
+        # Raising where the reference returns a result is telling too (a missing batch
+        # axis, a check on the wrong axis), since the reference ran on this very case.
+        return same, same
     same = _compare(ex, wrong.value, outcome.value, case) is None
     telling = same and _compare(ex, expected, wrong.value, case) is not None
     return same, telling
@@ -112,7 +132,7 @@ def _agrees(ex: Exercise, mis: Misconception, case: Case, outcome: Outcome, expe
 
 def diagnose(ex: Exercise, cases, outcomes, expecteds, failing: int) -> Misconception | None:
     """The catalogued misconception that best explains the learner's outcomes, if any."""
-    best, best_score = None, 0.0
+    best, best_score = None, (0.0, 0)
     for mis in ex.misconceptions:
         same, telling = _agrees(ex, mis, cases[failing], outcomes[failing], expecteds[failing])
         if not same:
@@ -122,8 +142,8 @@ def diagnose(ex: Exercise, cases, outcomes, expecteds, failing: int) -> Misconce
             s, t = _agrees(ex, mis, case, outcome, expected)
             agree += s
             informative += t
-        score = agree / len(cases)
-        if informative and score >= 0.8 and score > best_score:
+        score = (agree / len(cases), informative)
+        if informative and score[0] >= 0.8 and (best is None or score > best_score):
             best, best_score = mis, score
     return best
 
@@ -244,10 +264,18 @@ def _check_rules(ex: Exercise, fn) -> None:
     __tracebackhide__ = True
     if ex.rules is None:
         return
-    findings, used = scan(fn, ex.rules)
+    findings, _ = scan(fn, ex.rules)
     if findings:
         _fail(shortcut_message(ex.name, findings, ex.rules))
-    if ex.rules.required and not used:
+
+
+def _check_required(ex: Exercise, fn) -> None:
+    """Checked after the cases, so that a stub hears "not implemented" first."""
+    __tracebackhide__ = True
+    if ex.rules is None or not ex.rules.required:
+        return
+    _, used = scan(fn, ex.rules)
+    if not used:
         _fail(missing_required_message(ex.name, ex.rules))
 
 
@@ -308,5 +336,6 @@ def check(name: str, fn, *, hidden: bool = False) -> None:
             mis = diagnose(ex, cases, outcomes, expecteds, i)
             _fail(_wrong_value_message(ex, case, expected, outcome, diff, mis))
 
+    _check_required(ex, fn)
     _check_bad_inputs(ex, fn)
     print(_success_line(ex, cases, hidden))

@@ -52,6 +52,16 @@ NUMPY_PRODUCTS = {
 }
 
 
+def numpy_product_objects() -> tuple:
+    """The product functions themselves, so that aliases are caught by identity."""
+    import operator
+
+    import numpy as np
+
+    return (np.matmul, np.dot, np.einsum, np.inner, np.tensordot, np.vdot,
+            np.linalg.multi_dot, operator.matmul, operator.imatmul)
+
+
 @dataclass(frozen=True)
 class Finding:
     what: str

@@ -25,8 +25,10 @@ def entries(x) -> int:
 
 
 def small_ints(rng: np.random.Generator, shape, low: int = -3, high: int = 3) -> np.ndarray:
-    """Integer-valued floats in ``[low, high]``: easy to check by hand."""
-    return rng.integers(low, high + 1, size=shape).astype(np.float64)
+    """Non-zero integer-valued floats in ``[low, high]``: easy to check by hand, and with
+    no zeros that could hide a mistake on a small case."""
+    values = np.array([v for v in range(low, high + 1) if v != 0], dtype=np.float64)
+    return rng.choice(values, size=shape)
 
 
 def normal(rng: np.random.Generator, shape, scale: float = 1.0) -> np.ndarray:

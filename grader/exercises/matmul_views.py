@@ -4,13 +4,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from ..shortcuts import NUMPY_PRODUCTS, Rules
+from ..shortcuts import NUMPY_PRODUCTS, Rules, numpy_product_objects
 from ..validation import matmul_operands
 from . import BadInput, Case, Exercise, Misconception, register
 from .cases import normal, scaled, small_ints, with_variants
 
 LOOP_RULES = Rules(
     names=NUMPY_PRODUCTS,
+    objects=numpy_product_objects(),
     matmul_operator=True,
     why="This exercise is about reading the product by hand: build it from "
     "elementwise products, sums and slices, without a ready-made matrix product.",
@@ -152,6 +153,26 @@ def _running_total(A, B):
     return C
 
 
+def _product(A, B):
+    """A plain product without @ or np.matmul, so the misconceptions below read like a
+    learner's code and pass the shortcut scan of the loop exercises."""
+    if A.shape[1] != B.shape[0]:
+        raise ValueError(f"shapes {A.shape} and {B.shape} do not fit")
+    return (A[:, :, None] * B[None, :, :]).sum(axis=1)
+
+
+def _rows_not_reset(A, B):
+    """Keeps one accumulator row for all i: row i holds rows 0..i of the product."""
+    A, B = matmul_operands(A, B)
+    return np.cumsum(_product(A, B), axis=0)
+
+
+def _cols_not_reset(A, B):
+    """Keeps one accumulator column for all j: column j holds columns 0..j of the product."""
+    A, B = matmul_operands(A, B)
+    return np.cumsum(_product(A, B), axis=1)
+
+
 def _row_dot_row(A, B):
     A, B = matmul_operands(A, B)
     return np.array([[np.sum(A[i] * B[j]) for j in range(B.shape[0])] for i in range(A.shape[0])])
@@ -159,7 +180,7 @@ def _row_dot_row(A, B):
 
 def _transposed_result(A, B):
     A, B = matmul_operands(A, B)
-    return np.matmul(A, B).T
+    return _product(A, B).T
 
 
 def _elementwise(A, B):
@@ -170,19 +191,19 @@ def _elementwise(A, B):
 def _weights_from_column_of_A(A, B):
     """Row i of C mixes the rows of B with column i of A: Aᵀ B."""
     A, B = matmul_operands(A, B)
-    return np.matmul(A.T, B)
+    return _product(A.T, B)
 
 
 def _mixes_columns_of_B(A, B):
     """Row i of C mixes the columns of B: A Bᵀ."""
     A, B = matmul_operands(A, B)
-    return np.matmul(A, B.T)
+    return _product(A, B.T)
 
 
 def _outer_rows_by_cols(A, B):
     """Outer product of row p of A with column p of B, summed: (B A)ᵀ."""
     A, B = matmul_operands(A, B)
-    return np.matmul(B, A).T
+    return _product(B, A).T
 
 
 LAST_TERM = Misconception(
@@ -222,7 +243,7 @@ def _product_exercise(name, reference, extra, hint):
         name=name,
         reference=reference,
         cases=product_cases,
-        misconceptions=[LAST_TERM, RUNNING_TOTAL, ROW_DOT_ROW, TRANSPOSED, ELEMENTWISE, *extra],
+        misconceptions=[LAST_TERM, TRANSPOSED, ELEMENTWISE, *extra],
         bad_inputs=product_bad_inputs(),
         rules=LOOP_RULES,
         arg_names=("A", "B"),
@@ -232,7 +253,7 @@ def _product_exercise(name, reference, extra, hint):
 
 register(
     _product_exercise(
-        "matmul_dot", ref.matmul_dot, [],
+        "matmul_dot", ref.matmul_dot, [RUNNING_TOTAL, ROW_DOT_ROW],
         "C[i, j] is the dot product of row i of A (`A[i, :]`) and column j of B (`B[:, j]`).",
     ),
     _product_exercise(
@@ -242,6 +263,11 @@ register(
                 "weights from a column of A", _weights_from_column_of_A,
                 "you weighted the rows of B with column i of A (`A[:, i]`). The weights for "
                 "row i of C are row i of A: `A[i, p]` multiplies row p of B.",
+            ),
+            Misconception(
+                "accumulator row not reset", _rows_not_reset,
+                "row i of your result holds rows 0 to i of the product added together. The "
+                "row you accumulate into must start at zero again for every i.",
             ),
             Misconception(
                 "mixes the columns of B", _mixes_columns_of_B,
@@ -258,6 +284,11 @@ register(
                 "weights from a row of B", _mixes_columns_of_B,
                 "you weighted the columns of A with row j of B (`B[j, p]`). The weights for "
                 "column j of C are column j of B: `B[p, j]` multiplies column p of A.",
+            ),
+            Misconception(
+                "accumulator column not reset", _cols_not_reset,
+                "column j of your result holds columns 0 to j of the product added together. "
+                "The column you accumulate into must start at zero again for every j.",
             ),
             Misconception(
                 "mixes the rows of A", _weights_from_column_of_A,
@@ -298,7 +329,8 @@ def _first_batch_item(A, B):
     B = np.asarray(B, dtype=float)
     a0 = A.reshape(-1, *A.shape[-2:])[0]
     b0 = B.reshape(-1, *B.shape[-2:])[0]
-    return np.broadcast_to(np.matmul(a0, b0), np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + (A.shape[-2], B.shape[-1])).copy()
+    shape = np.broadcast_shapes(A.shape[:-2], B.shape[:-2]) + (A.shape[-2], B.shape[-1])
+    return np.broadcast_to(np.matmul(a0, b0), shape).copy()
 
 
 register(Exercise(
@@ -375,15 +407,12 @@ register(Exercise(
 ))
 
 
-def _mix_no_check(W, V):
-    return np.matmul(np.asarray(W, float), np.asarray(V, float))
-
-
 def _mix_uniform(W, V):
+    """Ignores the weights: every output row is the plain mean of the rows of V."""
     W = np.asarray(W, float)
     V = np.asarray(V, float)
-    mean = V.mean(axis=-2, keepdims=True)
-    return np.broadcast_to(mean, W.shape[:-1] + V.shape[-1:]).copy() + 0 * np.matmul(W, V)
+    shape = np.broadcast_shapes(W.shape[:-2], V.shape[:-2]) + (W.shape[-2], V.shape[-1])
+    return np.broadcast_to(V.mean(axis=-2, keepdims=True), shape).copy()
 
 
 def _mix_checks_columns(W, V):

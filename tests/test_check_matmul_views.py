@@ -1,0 +1,287 @@
+"""grader.check on lesson 01: it accepts correct code written any way, rejects shortcuts
+found in the bytecode, and explains failures the way a teaching assistant would."""
+import numpy as np
+import pytest
+
+from grader import CheckFailed, check
+from grader.validation import matmul_operands
+
+
+def failure(name, fn, hidden=False) -> str:
+    with pytest.raises(CheckFailed) as info:
+        check(name, fn, hidden=hidden)
+    return str(info.value)
+
+
+# ----------------------------------------------------------------- correct, written differently
+
+def dot_with_generator(A, B):
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[1] != B.shape[0]:
+        raise ValueError(f"shapes {A.shape} and {B.shape} do not fit")
+    return np.array([[sum(A[i, p] * B[p, j] for p in range(A.shape[1]))
+                      for j in range(B.shape[1])] for i in range(A.shape[0])])
+
+
+def rows_float32_throughout(A, B):
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]), dtype=np.float32)
+    for i in range(A.shape[0]):
+        C[i] = (A[i][:, None] * B).sum(axis=0)
+    return C
+
+
+def cols_by_list_of_columns(A, B):
+    A, B = matmul_operands(A, B)
+    cols = [sum(B[p, j] * A[:, p] for p in range(A.shape[1])) for j in range(B.shape[1])]
+    return np.stack(cols, axis=1)
+
+
+def outer_with_np_outer_then_sum(A, B):
+    A, B = matmul_operands(A, B)
+    return np.sum([np.outer(A[:, p], B[p]) for p in range(A.shape[1])], axis=0)
+
+
+def batched_with_at(A, B):
+    A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    if A.ndim < 2 or B.ndim < 2:
+        raise ValueError("A and B need at least two axes")
+    return A @ B
+
+
+def einsum_explicit(Q, K):
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    if Q.ndim < 2 or K.ndim < 2 or Q.shape[-1] != K.shape[-1]:
+        raise ValueError(f"bad shapes {Q.shape} and {K.shape}")
+    return np.einsum("...ik,...jk->...ij", Q, K)
+
+
+def mixture_with_isclose(W, V):
+    W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
+    if W.shape[-1] != V.shape[-2]:
+        raise ValueError("W and V do not fit")
+    if not np.isfinite(W).all() or (W < 0).any() or not np.allclose(W.sum(-1), 1, atol=1e-7):
+        raise ValueError("rows of W must be non-negative and sum to 1")
+    return np.einsum("...ij,...jd->...id", W, V)
+
+
+@pytest.mark.parametrize(
+    "name, fn",
+    [
+        ("matmul_dot", dot_with_generator),
+        ("matmul_rows", rows_float32_throughout),
+        ("matmul_cols", cols_by_list_of_columns),
+        ("matmul_outer", outer_with_np_outer_then_sum),
+        ("batched_matmul", batched_with_at),
+        ("einsum_scores", einsum_explicit),
+        ("weighted_average_rows", mixture_with_isclose),
+    ],
+)
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_correct_alternatives_pass(name, fn, hidden, capsys):
+    check(name, fn, hidden=hidden)
+    assert "✓" in capsys.readouterr().out
+
+
+def test_cases_include_float32_lists_and_strided_views(capsys):
+    seen = {}
+
+    def spy(A, B):
+        seen.setdefault(type(A).__name__, 0)
+        if isinstance(A, np.ndarray):
+            seen[str(A.dtype)] = True
+            seen["strided"] = seen.get("strided") or not A.flags.c_contiguous
+        return dot_with_generator(A, B)
+
+    check("matmul_dot", spy)
+    assert {"list", "ndarray", "float32", "float64"} <= set(seen) and seen["strided"]
+
+
+# ----------------------------------------------------------------- forbidden shortcuts
+
+def uses_at(A, B):
+    A, B = matmul_operands(A, B)
+    return A @ B
+
+
+from numpy import matmul as mm  # noqa: E402  (an alias the scan must see through)
+
+
+def uses_alias(A, B):
+    A, B = matmul_operands(A, B)
+    return mm(A, B)
+
+
+def uses_method(A, B):
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        C[i] = A[i].dot(B)
+    return C
+
+
+def _helper(u, v):
+    return np.inner(u, v)
+
+
+def uses_helper(A, B):
+    A, B = matmul_operands(A, B)
+    return np.array([[_helper(A[i], B[:, j]) for j in range(B.shape[1])] for i in range(A.shape[0])])
+
+
+def uses_lambda(A, B):
+    A, B = matmul_operands(A, B)
+    f = lambda x, y: np.einsum("ik,kj->ij", x, y)  # noqa: E731
+    return f(A, B)
+
+
+def mentions_matmul_only_in_text(A, B):
+    """Comments and strings are not code: np.matmul, A @ B."""
+    A, B = matmul_operands(A, B)
+    note = "np.matmul(A, B) would be A @ B"  # noqa: F841
+    return dot_with_generator(A, B)
+
+
+@pytest.mark.parametrize(
+    "fn, named",
+    [
+        (uses_at, "the @ operator"),
+        (uses_alias, "matmul (as `mm`)"),
+        (uses_method, "np.dot / .dot()"),
+        (uses_helper, "np.inner"),
+        (uses_lambda, "np.einsum"),
+    ],
+)
+def test_shortcuts_are_found_and_named(fn, named):
+    message = failure("matmul_dot", fn)
+    assert "asks you to do by hand" in message and named in message
+    assert f"of {fn.__name__}" in message or "of _helper" in message or "<lambda>" in message
+
+
+def test_words_in_strings_and_comments_are_not_shortcuts(capsys):
+    check("matmul_dot", mentions_matmul_only_in_text)
+    assert "✓" in capsys.readouterr().out
+
+
+def test_own_helper_named_dot_is_fine(capsys):
+    namespace = {"np": np, "matmul_operands": matmul_operands}
+    exec(
+        "def dot(u, v):\n"
+        "    return sum(a * b for a, b in zip(u, v))\n"
+        "def matmul_dot(A, B):\n"
+        "    A, B = matmul_operands(A, B)\n"
+        "    return np.array([[dot(A[i], B[:, j]) for j in range(B.shape[1])]\n"
+        "                     for i in range(A.shape[0])])\n",
+        namespace,
+    )
+    check("matmul_dot", namespace["matmul_dot"])
+    assert "✓" in capsys.readouterr().out
+
+
+def batched_with_loop(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    return np.stack([a @ b for a, b in zip(A, B)])
+
+
+def test_batched_matmul_rejects_a_loop_over_the_batch():
+    message = failure("batched_matmul", batched_with_loop)
+    assert "a comprehension" in message and "no Python loop" in message
+
+
+def einsum_free_scores(Q, K):
+    return np.asarray(Q) @ np.swapaxes(np.asarray(K), -1, -2)
+
+
+def test_einsum_scores_requires_einsum():
+    message = failure("einsum_scores", einsum_free_scores)
+    assert "should use np.einsum" in message or "the @ operator" in message
+
+
+# ----------------------------------------------------------------- explaining failures
+
+def not_written(A, B):
+    A, B = matmul_operands(A, B)
+    raise NotImplementedError()
+
+
+def test_a_stub_is_reported_as_not_implemented():
+    message = failure("matmul_dot", not_written)
+    assert "not implemented yet" in message and "NotImplementedError" in message
+
+
+def crashes_on_rectangles(A, B):
+    A, B = matmul_operands(A, B)
+    n = A.shape[0]
+    C = np.zeros((n, n))  # should be n × m
+    for i in range(n):
+        for j in range(B.shape[1]):
+            C[i, j] = np.sum(A[i, :] * B[:, j])
+    return C
+
+
+def test_a_crash_shows_the_input_the_line_and_a_hint():
+    message = failure("matmul_dot", crashes_on_rectangles)
+    assert "raised IndexError" in message
+    assert "C[i, j] = np.sum(A[i, :] * B[:, j])" in message
+    assert "A =" in message and "B =" in message
+    assert "Hint:" in message or "Diagnosis:" in message
+
+
+def changes_its_input(A, B):
+    A, B = matmul_operands(A, B)
+    A *= 1.0
+    A[0, 0] = 0.0
+    return dot_with_generator(A, B)
+
+
+def test_changing_an_input_in_place_is_reported():
+    message = failure("matmul_dot", changes_its_input)
+    assert "changed its input `A` in place" in message
+
+
+def slightly_off(A, B):
+    return dot_with_generator(A, B) * (1 + 1e-3)
+
+
+def test_a_small_error_is_not_within_tolerance():
+    message = failure("matmul_dot", slightly_off)
+    assert "entries differ" in message and "largest error" in message
+
+
+def returns_nothing(A, B):
+    A, B = matmul_operands(A, B)
+    dot_with_generator(A, B)
+
+
+def test_a_missing_return_is_named():
+    assert "returned None (is a `return` statement missing?)" in failure("matmul_dot", returns_nothing)
+
+
+def accepts_anything(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    k = min(A.shape[-1], B.shape[0])
+    return dot_with_generator(A[:, :k], B[:k])
+
+
+def test_accepting_mismatched_shapes_fails():
+    message = failure("matmul_dot", accepts_anything)
+    assert "should reject this input with a ValueError" in message
+    assert "A has 3 columns but B has 2 rows" in message
+
+
+def test_the_failing_input_is_the_smallest():
+    def wrong_when_k_is_2(A, B):
+        out = dot_with_generator(A, B)
+        return out + 1 if np.asarray(A).shape[1] >= 2 else out
+
+    message = failure("matmul_dot", wrong_when_k_is_2)
+    assert "shape 1×2" in message  # the 1×2 by 2×1 case, before any bigger one
+
+
+def test_not_a_function_is_explained():
+    assert "needs your function itself" in failure("matmul_dot", None)
+
+
+def test_unknown_exercise_names_the_known_ones():
+    with pytest.raises(KeyError, match="matmul_dot"):
+        check("matmul_dott", dot_with_generator)

@@ -1,0 +1,196 @@
+"""Notebook gates, for every lesson in solutions/ (DESIGN.md, gates 1 to 4):
+
+1. the source notebook executes and passes all its own tests through nbgrader's validator;
+2. the released notebook runs, every graded test fails on the stubs, and it earns 0;
+3. nothing of the solutions or the hidden tests leaks into notebooks/;
+4. notebooks/ equals a fresh, deterministic release.
+"""
+import ast
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from grader.course import assignments, released_notebook, source_notebook
+from grader.exercises import load_all
+from grader.release import build, stale_files
+from grader.run_notebook import execute, graded_results
+
+LESSONS = assignments(ROOT)
+MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS|BEGIN MARK SCHEME")
+
+
+def nbgrader_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
+
+
+def test_there_are_lessons():
+    assert "01_matmul_views" in LESSONS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_source_notebook_passes_nbgrader_validation(lesson):
+    from nbgrader.validator import Validator
+
+    validator = Validator()
+    validator.config.ExecutePreprocessor.timeout = 300
+    results = validator.validate(str(source_notebook(lesson, ROOT)))
+    failed = results.get("failed", [])
+    assert not results.get("type_changed") and not results.get("changed")
+    assert not failed, "source tests fail:\n" + "\n\n".join(f["error"] for f in failed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_released_notebook_runs_and_earns_zero(lesson):
+    nb = execute(released_notebook(lesson, ROOT), env={"NBGRADER_EXECUTION": "autograde"})
+    results = graded_results(nb)
+    assert results, "the released notebook has no graded tests"
+    assert sum(r.points for r in results) == 0
+    for r in results:
+        assert "not implemented yet" in r.message, f"{r.grade_id} failed for another reason: {r.message}"
+    for cell in nb.cells:
+        if cell.cell_type == "code" and not nbgrader_meta(cell).get("grade"):
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            assert not errors, f"cell {cell.id} crashes on the stubs: {errors[0].ename}: {errors[0].evalue}"
+
+
+def _solution_lines(source: str) -> list[str]:
+    inside, lines = False, []
+    for line in source.splitlines():
+        if re.search(r"BEGIN (SOLUTION|HIDDEN TESTS)", line):
+            inside = True
+        elif re.search(r"END (SOLUTION|HIDDEN TESTS)", line):
+            inside = False
+        elif inside and len(line.strip()) > 12:
+            lines.append(line.strip())
+    return lines
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_nothing_leaks_into_the_release(lesson):
+    source = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+    text = released_notebook(lesson, ROOT).read_text(encoding="utf-8")
+    assert not MARKERS.search(text)
+    released = nbformat.reads(text, as_version=4)
+    released_code = "\n".join(c.source for c in released.cells)
+    secret = []
+    for cell in source.cells:
+        meta = nbgrader_meta(cell)
+        secret += _solution_lines(cell.source)
+        if cell.cell_type == "markdown" and meta.get("solution"):
+            secret += [l.strip() for l in cell.source.splitlines() if len(l.strip()) > 12]
+    assert secret, "expected solution code in the source"
+    leaked = [line for line in secret if line in released_code]
+    # A line that is also in the source outside a solution (a given line) is not a leak.
+    given = "\n".join(re.sub(r"### BEGIN.*?### END [A-Z ]+\n?", "", c.source, flags=re.S)
+                      for c in source.cells if not (c.cell_type == "markdown" and nbgrader_meta(c).get("solution")))
+    leaked = [line for line in leaked if line not in given]
+    assert not leaked, f"solution or hidden-test lines in notebooks/: {leaked[:3]}"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_source_has_no_outputs(lesson):
+    nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, cell.id
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_points_are_split_and_some_tests_are_hidden(lesson):
+    nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+    graded = [c for c in nb.cells if nbgrader_meta(c).get("grade") and c.cell_type == "code"]
+    assert len(graded) >= 2
+    assert any("BEGIN HIDDEN TESTS" in c.source for c in graded)
+    assert all(nbgrader_meta(c).get("points", 0) > 0 for c in graded)
+
+
+def _checked_names(source: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check" and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant):
+                names.add(first.value)
+    return names
+
+
+def test_every_check_names_a_registered_exercise_and_every_exercise_is_used():
+    registered = set(load_all())
+    used = set()
+    for lesson in LESSONS:
+        nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "code" and nbgrader_meta(cell).get("grade"):
+                used |= _checked_names(cell.source)
+    assert used <= registered, f"checks of unknown exercises: {used - registered}"
+    assert registered <= used, f"exercises no notebook checks: {registered - used}"
+
+
+@pytest.mark.slow
+def test_notebooks_equal_a_fresh_release():
+    problems = stale_files(ROOT)
+    assert not problems, "run `python -m grader release`:\n" + "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_release_is_deterministic(tmp_path):
+    build(ROOT, tmp_path / "a")
+    build(ROOT, tmp_path / "b")
+    for path in sorted((tmp_path / "a").rglob("*.ipynb")):
+        twin = tmp_path / "b" / path.relative_to(tmp_path / "a")
+        assert path.read_bytes() == twin.read_bytes()
+        nb = json.loads(path.read_text())
+        for cell in nb["cells"]:
+            assert cell.get("id") and cell.get("outputs", []) == []
+            assert cell.get("execution_count") is None
+
+
+@pytest.fixture
+def course_copy(tmp_path) -> Path:
+    copy = tmp_path / "course"
+    copy.mkdir()
+    for name in ("solutions", "notebooks"):
+        shutil.copytree(ROOT / name, copy / name)
+    shutil.copy(ROOT / "nbgrader_config.py", copy)
+    return copy
+
+
+def _cli(course: Path, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course))
+    return subprocess.run([sys.executable, "-m", "grader", *args], env=env, capture_output=True,
+                          text=True, cwd=course)
+
+
+@pytest.mark.slow
+def test_release_check_fails_on_a_hand_edited_notebook(course_copy):
+    lesson = LESSONS[0]
+    path = released_notebook(lesson, course_copy)
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source += "\nEdited by hand."
+    nbformat.write(nb, path)
+    result = _cli(course_copy, "release", "--check")
+    assert result.returncode == 1
+    assert f"notebooks/{lesson}/{lesson}.ipynb differs from a fresh release" in result.stdout
+    assert "Run `python -m grader release`" in result.stdout
+    assert _cli(course_copy, "release").returncode == 0
+    assert _cli(course_copy, "release", "--check").returncode == 0
+
+
+@pytest.mark.slow
+def test_release_check_fails_on_a_missing_or_extra_notebook(course_copy):
+    lesson = LESSONS[0]
+    released_notebook(lesson, course_copy).unlink()
+    (course_copy / "notebooks" / "stray.ipynb").write_text("{}")
+    result = _cli(course_copy, "release", "--check")
+    assert result.returncode == 1
+    assert "is missing" in result.stdout and "stray.ipynb is not produced by the release" in result.stdout
