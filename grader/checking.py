@@ -31,7 +31,15 @@ HIDDEN_SEED_OFFSET = 7919
 
 
 class CheckFailed(AssertionError):
-    """Raised by ``check``; an ``AssertionError``, so nbgrader counts it as a failed test."""
+    """Raised by ``check``; an ``AssertionError``, so nbgrader counts it as a failed test.
+
+    In a notebook, IPython shows only the message (``_render_traceback_``): the frames of
+    the grader are noise to a learner, and the message already says where to look.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        lines = str(self).splitlines() or [""]
+        return [f"✗ {lines[0]}", *lines[1:]]
 
 
 @dataclass

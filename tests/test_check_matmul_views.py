@@ -285,3 +285,8 @@ def test_not_a_function_is_explained():
 def test_unknown_exercise_names_the_known_ones():
     with pytest.raises(KeyError, match="matmul_dot"):
         check("matmul_dott", dot_with_generator)
+
+
+def test_notebooks_show_the_message_without_grader_frames():
+    lines = CheckFailed("matmul_dot is not right yet.\n\nHint: look.")._render_traceback_()
+    assert lines == ["✗ matmul_dot is not right yet.", "", "Hint: look."]
