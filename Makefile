@@ -6,6 +6,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+# Jupyter refuses to run as root unless told; containers and CI machines often are root.
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: setup lab test release check-release clean
 
@@ -24,7 +26,7 @@ $(STAMP): constraints.txt pyproject.toml
 	touch $(STAMP)
 
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.port=$(PORT) \
+	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" --ServerApp.port=$(PORT) \
 		--LabApp.default_url=/lab/tree/notebooks
 
 test: setup
