@@ -273,7 +273,7 @@ def test_k_dot_t_is_explained_with_the_learners_line():
 
 
 def attention_seed_000(Q, K, V):
-    """Divides by the number of tokens, as in seed 000's reading."""
+    """Divides by the number of tokens, a common misreading of d_k."""
     Q, K, V = (as_array(a, n, min_ndim=2) for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
     if K.shape[-2] != V.shape[-2]:
         raise ValueError("K and V differ in rows")

@@ -104,7 +104,7 @@ ONE_QUERY_RULES = Rules(
     names={**LIBRARY_ATTENTION, **MATRIX_PRODUCTS},
     objects=ATTENTION_OBJECTS,
     matmul_operator=True,
-    why="This exercise is the sum of seed 001 written out: loop over the keys, score "
+    why="This exercise is the single-query sum written out: loop over the keys, score "
     "each one with q·k_i (np.sum(q * K[i]) or np.dot(q, K[i])), turn the scores into "
     "weights, and add up weight_i * V[i]. The matrix form comes in the exercise before.",
 )
@@ -354,7 +354,7 @@ register(Exercise(
 # (Q, K, V) shapes: T_q != T_k, d_k != d_v, T_k != d_k, T_k != d_v unless noted.
 ATTENTION_SHAPES = [
     ((2, 4), (3, 4), (3, 2)),
-    ((2, 3, 4), (2, 3, 4), (2, 3, 4)),          # seed 000's [2, 3, 4] example
+    ((2, 3, 4), (2, 3, 4), (2, 3, 4)),          # the lesson's [2, 3, 4] example
     ((3, 4), (2, 4), (2, 5)),
     ((2, 2, 4), (2, 5, 4), (2, 5, 3)),
     ((1, 9), (4, 9), (4, 2)),
@@ -374,7 +374,7 @@ def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     for q, k, v in shapes:
         note = "batched" if max(len(q), len(k)) > 2 else "one sequence"
         if q == (2, 3, 4) and k == q:
-            note = "seed 000's [2, 3, 4]"
+            note = "the [2, 3, 4] example"
         cases.append(Case((small_ints(rng, q, -2, 2), small_ints(rng, k, -2, 2),
                            small_ints(rng, v)), note=note))
     large = Case((normal(rng, (2, 3, 4)), normal(rng, (2, 4, 4)), normal(rng, (2, 4, 2))))
@@ -561,7 +561,7 @@ register(Exercise(
     misconceptions=[
         Misconception(
             "no scaling", _one_query(lambda q, K: 1.0),
-            "your scores are not scaled. Seed 001's formula uses e^(q·k_i); the transformer "
+            "your scores are not scaled. The sum is often quoted with e^(q·k_i); the transformer "
             "divides each q·k_i by sqrt(d_k) first (d_k = len(q)), so that this function "
             "equals a row of scaled_dot_product_attention.",
         ),

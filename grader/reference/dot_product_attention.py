@@ -99,7 +99,7 @@ def scaled_dot_product_attention(Q, K, V):
 
 
 def attend_one_query(q, K, V):
-    """One query, written as the sum of seed 001, with a loop over the keys:
+    """One query, written as a sum with a loop over the keys:
 
     ``sum_i  exp(s_i) / sum_j exp(s_j) * v_i``  with  ``s_i = q·k_i / sqrt(d_k)``.
 
