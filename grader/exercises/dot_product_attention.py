@@ -1,0 +1,805 @@
+"""Lesson 02 exercises: cases, misconceptions and rules for scaled dot-product attention.
+
+The cases are chosen so that every misconception in the catalogue shows itself:
+
+* the number of keys T_k, the number of queries T_q and the key width d_k all differ, so
+  dividing by sqrt(T_k), sqrt(T_q), d_k or nothing each gives its own numbers;
+* batched cases, where ``K.T`` reverses the batch axes too;
+* d_v differs from d_k and from T_k, so a transposed V or the weights returned in place
+  of the output show up in the shapes;
+* "large scores" cases of several hundreds, where ``exp`` without subtracting the
+  maximum overflows to ``inf / inf = nan``.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from .. import reference as ref
+from ..compare import FLOAT64, difference
+from ..shortcuts import Rules
+from ..validation import as_array
+from . import BadInput, Case, Exercise, Misconception, register
+from .cases import normal, small_ints, with_variants
+
+# ----------------------------------------------------------------------------- rules
+
+LIBRARY_ATTENTION = {
+    "scaled_dot_product_attention": "torch.nn.functional.scaled_dot_product_attention",
+    "_scaled_dot_product_attention_math": "torch's attention kernels",
+    "_scaled_dot_product_flash_attention": "torch's attention kernels",
+    "_scaled_dot_product_efficient_attention": "torch's attention kernels",
+    "multi_head_attention_forward": "torch.nn.functional.multi_head_attention_forward",
+    "MultiheadAttention": "torch.nn.MultiheadAttention",
+    "MultiHeadAttention": "a library MultiHeadAttention layer",
+    "dot_product_attention": "a library dot_product_attention",
+}
+LIBRARY_SOFTMAX = {
+    "softmax": "a library softmax (scipy.special.softmax, torch.softmax, ...)",
+    "log_softmax": "a library log_softmax",
+}
+
+
+class _LoadedObjects:
+    """Library functions to catch under any alias, found only in libraries that are
+    already imported: a learner's function can only refer to what their kernel loaded,
+    and the check should not pay for importing torch itself."""
+
+    def __init__(self, paths: list[tuple[str, str]]):
+        self.paths = paths
+
+    def __iter__(self):
+        for module_name, attr_path in self.paths:
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            value = module
+            for part in attr_path.split("."):
+                value = getattr(value, part, None)
+                if value is None:
+                    break
+            if value is not None:
+                yield value
+
+
+ATTENTION_OBJECTS = _LoadedObjects([
+    ("torch.nn.functional", "scaled_dot_product_attention"),
+    ("torch.nn.functional", "multi_head_attention_forward"),
+    ("torch", "nn.MultiheadAttention"),
+    ("torch", "_C._nn.scaled_dot_product_attention"),
+    ("torch", "ops.aten.scaled_dot_product_attention"),
+])
+SOFTMAX_OBJECTS = _LoadedObjects([
+    ("scipy.special", "softmax"),
+    ("scipy.special", "log_softmax"),
+    ("torch", "softmax"),
+    ("torch", "log_softmax"),
+    ("torch.nn.functional", "softmax"),
+    ("torch.nn.functional", "log_softmax"),
+    ("torch", "special.softmax"),
+])
+MATRIX_PRODUCTS = {
+    "matmul": "np.matmul",
+    "einsum": "np.einsum",
+    "tensordot": "np.tensordot",
+    "multi_dot": "np.linalg.multi_dot",
+    "__matmul__": "the @ operator (via __matmul__)",
+}
+
+SOFTMAX_RULES = Rules(
+    names=LIBRARY_SOFTMAX,
+    objects=SOFTMAX_OBJECTS,
+    why="Write softmax yourself from np.exp, np.max and np.sum: that is where the "
+    "stability trick lives.",
+)
+ATTENTION_RULES = Rules(
+    names=LIBRARY_ATTENTION,
+    objects=ATTENTION_OBJECTS,
+    why="The library computes attention for you, so it would hide every step this "
+    "lesson is about. Build it from your attention_scores and softmax, then one product "
+    "with V.",
+)
+ONE_QUERY_RULES = Rules(
+    names={**LIBRARY_ATTENTION, **MATRIX_PRODUCTS},
+    objects=ATTENTION_OBJECTS,
+    matmul_operator=True,
+    why="This exercise is the single-query sum written out: loop over the keys, score "
+    "each one with q·k_i (np.sum(q * K[i]) or np.dot(q, K[i])), turn the scores into "
+    "weights, and add up weight_i * V[i]. The matrix form comes in the exercise before.",
+)
+VARIANCE_RULES = Rules(
+    loops=True,
+    why="Draw every sample at once (the given lines do) and reduce with array "
+    "operations: a Python loop over thousands of samples is slow.",
+)
+
+
+# ----------------------------------------------------------------------------- helpers
+# The misconceptions below are written the way a learner would write them. They use
+# these plain helpers rather than the reference, whose names the shortcut scan forbids.
+
+def _exp_normalise(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _keys_t(K):
+    return np.swapaxes(K, -1, -2)
+
+
+def _qkv(Q, K, V):
+    return as_array(Q, "Q", min_ndim=2), as_array(K, "K", min_ndim=2), as_array(V, "V", min_ndim=2)
+
+
+# ----------------------------------------------------------------------------- softmax
+
+def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    cases = [
+        Case((small_ints(rng, 3),), note="one vector"),
+        Case((small_ints(rng, (2, 3)),), note="rows (axis=-1)"),
+        Case((small_ints(rng, (3, 3)),), note="rows (axis=-1)"),
+        Case((small_ints(rng, (3, 2)),), {"axis": 0}, note="columns (axis=0)"),
+        Case((small_ints(rng, (2, 2, 3)),), note="batched rows"),
+        Case((small_ints(rng, (2, 3, 2)),), {"axis": 1}, note="middle axis (axis=1)"),
+        Case((np.array([1000.0, 999.0, 1001.0, 998.0]),), note="large scores"),
+        Case((np.array([[1000.0, -1000.0, 0.0], [-1000.0, -999.0, -1001.0]]),),
+             note="large scores, rows far apart"),
+        Case((normal(rng, (2, 3, 4), 2.0),), note="random floats"),
+    ]
+    if hidden:
+        cases[-1:-1] = [
+            Case((small_ints(rng, 5),), note="one vector"),
+            Case((small_ints(rng, (4, 4)),), {"axis": -2}, note="columns (axis=-2)"),
+            Case((small_ints(rng, (3, 2, 4)),), {"axis": 0}, note="first axis (axis=0)"),
+            Case((np.full((2, 3), 7.0),), note="equal scores"),
+            Case((normal(rng, (3, 5), 600.0),), note="large scores"),
+            Case((np.array([[-800.0, -801.0], [700.0, 705.0], [0.5, 0.25]]),), {"axis": -1},
+                 note="large scores, rows far apart"),
+            Case((normal(rng, (2, 4, 3), 400.0),), {"axis": 1}, note="large scores"),
+        ]
+    return with_variants(cases, hidden)
+
+
+def _softmax_unstable(x, axis=-1):
+    x = as_array(x, "x", min_ndim=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_global_max(x, axis=-1):
+    """Subtracts the largest entry of the whole array, not of each slice."""
+    x = as_array(x, "x", min_ndim=1)
+    with np.errstate(under="ignore", invalid="ignore"):
+        e = np.exp(x - np.max(x))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_last_axis_always(x, axis=-1):
+    x = as_array(x, "x", min_ndim=1)
+    return _exp_normalise(x, -1)
+
+
+def _softmax_whole_array(x, axis=-1):
+    x = as_array(x, "x", min_ndim=1)
+    e = np.exp(x - np.max(x))
+    return e / np.sum(e)
+
+
+def _softmax_no_keepdims(x, axis=-1):
+    x = as_array(x, "x", min_ndim=1)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis)
+
+
+UNSTABLE_MESSAGE = (
+    "your softmax overflows: with scores in the hundreds, np.exp gives inf and inf / inf "
+    "is nan. Subtract the largest score of each slice first, `x - x.max(axis=axis, "
+    "keepdims=True)`: the common factor cancels in the division, so the weights are "
+    "the same, but every exponent is now <= 0."
+)
+
+register(Exercise(
+    name="softmax",
+    reference=ref.softmax,
+    cases=softmax_cases,
+    misconceptions=[
+        Misconception("unstable softmax", _softmax_unstable, UNSTABLE_MESSAGE),
+        Misconception(
+            "max of the whole array", _softmax_global_max,
+            "you subtract the largest entry of the whole array, not of each slice. When "
+            "one row is near 1000 and another near -1000, every exponent of the second row "
+            "underflows to 0 and it becomes 0 / 0 = nan. Take the max along `axis` with "
+            "keepdims=True, so each slice is shifted by its own maximum.",
+        ),
+        Misconception(
+            "ignores axis", _softmax_last_axis_always,
+            "your function always normalises along the last axis and ignores its `axis` "
+            "argument. Pass `axis=axis` to every max and sum.",
+        ),
+        Misconception(
+            "normalises the whole array", _softmax_whole_array,
+            "all the entries of your result together sum to 1, instead of each slice "
+            "along `axis`. Sum with `axis=axis, keepdims=True`.",
+        ),
+        Misconception(
+            "sum without keepdims", _softmax_no_keepdims,
+            "you divide by a sum taken without keepdims=True. The sum loses the axis, so "
+            "NumPy lines it up with the wrong axis when it broadcasts (or cannot line it "
+            "up at all). Write `e.sum(axis=axis, keepdims=True)`.",
+        ),
+    ],
+    bad_inputs=[
+        BadInput(Case((np.float64(2.0),)), "x is a scalar: it has no axis to normalise over"),
+        BadInput(Case((np.ones((2, 3)),), {"axis": 2}), "x has 2 axes, so axis=2 does not exist"),
+        BadInput(Case((np.ones((2, 3)),), {"axis": 1.0}), "axis is 1.0, not an integer"),
+    ],
+    rules=SOFTMAX_RULES,
+    arg_names=("x",),
+    hint="Shift each slice by its own maximum, exponentiate, then divide by the sum along "
+    "the same axis, keeping the axis (keepdims=True) so the shapes line up.",
+    seed=201,
+))
+
+
+# ----------------------------------------------------------------------------- scores
+
+# (Q shape, K shape). T_q, T_k and d_k differ wherever they can.
+SCORE_SHAPES = [((2, 4), (3, 4)), ((2, 3, 4), (2, 3, 4)), ((3, 9), (2, 9)),
+                ((2, 2, 4), (2, 5, 4)), ((1, 4), (3, 4))]
+SCORE_SHAPES_HIDDEN = [((4, 16), (3, 16)), ((3, 2, 1, 4), (3, 2, 6, 4)), ((2, 4), (2, 5, 4)),
+                       ((5, 4), (5, 4)), ((2, 3, 9), (2, 2, 9))]
+
+
+def _shape_note(shape_q, shape_k) -> str:
+    if len(shape_q) > 2 or len(shape_k) > 2:
+        return "batched"
+    return "one sequence"
+
+
+def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    shapes = SCORE_SHAPES + (SCORE_SHAPES_HIDDEN if hidden else [])
+    cases = [Case((small_ints(rng, q, -2, 2), small_ints(rng, k, -2, 2)), note=_shape_note(q, k))
+             for q, k in shapes]
+    cases.append(Case((normal(rng, (2, 3, 6)), normal(rng, (2, 4, 6))), note="random floats"))
+    return with_variants(cases, hidden)
+
+
+def _scores_by(divisor):
+    def scores(Q, K):
+        Q = as_array(Q, "Q", min_ndim=2)
+        K = as_array(K, "K", min_ndim=2)
+        return np.matmul(Q, _keys_t(K)) / divisor(Q, K)
+    return scores
+
+
+_by_sqrt_keys = _scores_by(lambda Q, K: np.sqrt(K.shape[-2]))
+_by_sqrt_queries = _scores_by(lambda Q, K: np.sqrt(Q.shape[-2]))
+_by_d_k = _scores_by(lambda Q, K: Q.shape[-1])
+_unscaled = _scores_by(lambda Q, K: 1.0)
+
+
+def _scores_k_dot_t(Q, K):
+    Q = as_array(Q, "Q", min_ndim=2)
+    K = as_array(K, "K", min_ndim=2)
+    return np.matmul(Q, K.T) / np.sqrt(Q.shape[-1])
+
+
+def _scores_swapped(Q, K):
+    Q = as_array(Q, "Q", min_ndim=2)
+    K = as_array(K, "K", min_ndim=2)
+    return np.matmul(K, _keys_t(Q)) / np.sqrt(Q.shape[-1])
+
+
+SEQ_LEN_MESSAGE = (
+    "you divided by the square root of the sequence length (the number of tokens). The "
+    "scale is sqrt(d_k), where d_k is the length of each query and key vector: "
+    "`Q.shape[-1]`. The sum q·k has d_k terms, so its spread grows with d_k, whatever the "
+    "number of tokens."
+)
+D_K_MESSAGE = (
+    "you divided by d_k itself. Divide by its square root, `np.sqrt(d_k)`: a dot product "
+    "of d_k random terms has a standard deviation of about sqrt(d_k), and dividing by "
+    "that brings it back to about 1. Dividing by d_k shrinks the scores too much, so the "
+    "weights come out too flat."
+)
+NO_SCALE_MESSAGE = (
+    "your scores are not scaled. Divide Q Kᵀ by np.sqrt(d_k), with d_k = Q.shape[-1]: "
+    "without it the scores grow with d_k and the softmax saturates to almost one-hot "
+    "weights."
+)
+K_DOT_T_MESSAGE = (
+    "you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
+    "[batch, T_k, d_k] becomes [d_k, T_k, batch]. Swap only the last two axes: "
+    "`np.swapaxes(K, -1, -2)` (or `K.transpose(0, 2, 1)` for exactly three axes)."
+)
+
+SCALING_MISCONCEPTIONS = [
+    Misconception("scaled by sqrt(T_k)", _by_sqrt_keys, SEQ_LEN_MESSAGE),
+    Misconception("scaled by sqrt(T_q)", _by_sqrt_queries, SEQ_LEN_MESSAGE),
+    Misconception("scaled by d_k", _by_d_k, D_K_MESSAGE),
+    Misconception("no scaling", _unscaled, NO_SCALE_MESSAGE),
+]
+
+register(Exercise(
+    name="attention_scores",
+    reference=ref.attention_scores,
+    cases=score_cases,
+    misconceptions=[
+        *SCALING_MISCONCEPTIONS,
+        Misconception("K.T on a batched array", _scores_k_dot_t, K_DOT_T_MESSAGE),
+        Misconception(
+            "K Qᵀ", _scores_swapped,
+            "your result is K Qᵀ, the transpose of the scores: entry [i, j] must be query i "
+            "dotted with key j, so Q comes first: Q Kᵀ.",
+        ),
+    ],
+    bad_inputs=[
+        BadInput(Case((np.ones((2, 3)), np.ones((2, 4)))), "Q has d_k = 3 but K has d_k = 4"),
+        BadInput(Case((np.ones(4), np.ones((3, 4)))), "Q is one vector, not a matrix of queries"),
+        BadInput(Case((np.ones((2, 3, 4)), np.ones((3, 5, 4)))),
+                 "the batch axes 2 and 3 do not broadcast"),
+    ],
+    rules=ATTENTION_RULES,
+    arg_names=("Q", "K"),
+    hint="Entry [..., i, j] is query i dotted with key j, divided by sqrt(d_k): "
+    "Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]).",
+    seed=202,
+))
+
+
+# ----------------------------------------------------------------------------- attention
+
+# (Q, K, V) shapes: T_q != T_k, d_k != d_v, T_k != d_k, T_k != d_v unless noted.
+ATTENTION_SHAPES = [
+    ((2, 4), (3, 4), (3, 2)),
+    ((2, 3, 4), (2, 3, 4), (2, 3, 4)),          # the lesson's [2, 3, 4] example
+    ((3, 4), (2, 4), (2, 5)),
+    ((2, 2, 4), (2, 5, 4), (2, 5, 3)),
+    ((1, 9), (4, 9), (4, 2)),
+]
+ATTENTION_SHAPES_HIDDEN = [
+    ((4, 16), (3, 16), (3, 5)),
+    ((2, 3, 2, 4), (2, 3, 6, 4), (2, 3, 6, 1)),
+    ((2, 4), (2, 3, 4), (2, 3, 3)),             # broadcast Q over a batch; T_k == d_v
+    ((3, 1, 4), (3, 5, 4), (3, 5, 2)),
+    ((2, 3, 9), (2, 2, 9), (2, 2, 6)),
+]
+
+
+def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    shapes = ATTENTION_SHAPES + (ATTENTION_SHAPES_HIDDEN if hidden else [])
+    cases = []
+    for q, k, v in shapes:
+        note = "batched" if max(len(q), len(k)) > 2 else "one sequence"
+        if q == (2, 3, 4) and k == q:
+            note = "the [2, 3, 4] example"
+        cases.append(Case((small_ints(rng, q, -2, 2), small_ints(rng, k, -2, 2),
+                           small_ints(rng, v)), note=note))
+    large = Case((normal(rng, (2, 3, 4)), normal(rng, (2, 4, 4)), normal(rng, (2, 4, 2))))
+    cases.append(scaled_qk(large, 1500.0, "large scores"))
+    if hidden:
+        cases.append(scaled_qk(Case((normal(rng, (3, 8)), normal(rng, (5, 8)), normal(rng, (5, 3)))),
+                               900.0, "large scores"))
+    cases.append(Case((normal(rng, (2, 3, 6)), normal(rng, (2, 4, 6)), normal(rng, (2, 4, 5))),
+                      note="random floats"))
+    return with_variants(cases, hidden)
+
+
+def scaled_qk(case: Case, top: float, note: str) -> Case:
+    """Scale Q and K (not V) so that the largest score is ``top``: far beyond where
+    ``np.exp`` overflows (about 709)."""
+    Q, K, V = case.args
+    scores = np.matmul(np.atleast_2d(Q), np.swapaxes(K, -1, -2)) / np.sqrt(Q.shape[-1])
+    if scores.max() < -scores.min():
+        Q = -Q  # so that the score largest in size is positive: that is what overflows
+    factor = np.sqrt(top / np.abs(scores).max())
+    return Case((Q * factor, K * factor, V), note=note, tol=case.tol)
+
+
+def _attention_from(scores_fn, normalise, mix=lambda w, V: np.matmul(w, V)):
+    def attention(Q, K, V):
+        Q, K, V = _qkv(Q, K, V)
+        with np.errstate(over="ignore", invalid="ignore"):
+            weights = normalise(scores_fn(Q, K))
+        return mix(weights, V), weights
+    return attention
+
+
+def _rows(s):
+    return _exp_normalise(s, -1)
+
+
+def _query_axis(s):
+    return _exp_normalise(s, -2)
+
+
+def _whole_array(s):
+    e = np.exp(s - s.max())
+    return e / e.sum()
+
+
+def _each_matrix(s):
+    e = np.exp(s - s.max(axis=(-2, -1), keepdims=True))
+    return e / e.sum(axis=(-2, -1), keepdims=True)
+
+
+def _rows_unstable(s):
+    e = np.exp(s)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+_correct_scores = _scores_by(lambda Q, K: np.sqrt(Q.shape[-1]))
+
+
+def _attention_weights_first(Q, K, V):
+    output, weights = _attention_from(_correct_scores, _rows)(Q, K, V)
+    return weights, output
+
+
+def _attention_weights_only(Q, K, V):
+    _, weights = _attention_from(_correct_scores, _rows)(Q, K, V)
+    return weights
+
+
+WHOLE_ARRAY_MESSAGE = (
+    "your softmax normalises the whole array (or each whole score matrix) at once, so "
+    "all weights together sum to 1. Each query shares out its own attention: normalise "
+    "each row, along the key axis, `axis=-1`."
+)
+QUERY_AXIS_MESSAGE = (
+    "your softmax runs over the query axis (axis=-2), so each column of the weights "
+    "sums to 1. Row i holds the weights query i gives to the keys, and it is the row "
+    "that must sum to 1: use `axis=-1`, the key axis. (With the query axis, adding one "
+    "more query would change the output of every other query.)"
+)
+TRANSPOSED_V_MESSAGE = (
+    "you multiplied the weights by Vᵀ. V holds one value vector per key, as rows "
+    "([T_k, d_v]), and the weights are [T_q, T_k]: `weights @ V` mixes the rows of V "
+    "directly, with no transpose."
+)
+WEIGHTS_AS_OUTPUT_MESSAGE = (
+    "you returned the attention weights where the output belongs. Return "
+    "`(output, weights)`, in that order, with `output = weights @ V`: the weights say "
+    "how much of each value to take, the output is the mixture itself."
+)
+
+ATTENTION_MISCONCEPTIONS = [
+    Misconception("scaled by sqrt(T_k)", _attention_from(_by_sqrt_keys, _rows), SEQ_LEN_MESSAGE),
+    Misconception("scaled by sqrt(T_q)", _attention_from(_by_sqrt_queries, _rows), SEQ_LEN_MESSAGE),
+    Misconception("scaled by d_k", _attention_from(_by_d_k, _rows), D_K_MESSAGE),
+    Misconception("no scaling", _attention_from(_unscaled, _rows), NO_SCALE_MESSAGE),
+    Misconception("softmax over the query axis", _attention_from(_correct_scores, _query_axis),
+                  QUERY_AXIS_MESSAGE),
+    Misconception("softmax over the whole array", _attention_from(_correct_scores, _whole_array),
+                  WHOLE_ARRAY_MESSAGE),
+    Misconception("softmax over each whole matrix", _attention_from(_correct_scores, _each_matrix),
+                  WHOLE_ARRAY_MESSAGE),
+    Misconception("unstable softmax", _attention_from(_correct_scores, _rows_unstable),
+                  UNSTABLE_MESSAGE),
+    Misconception("K.T on a batched array", _attention_from(_scores_k_dot_t, _rows), K_DOT_T_MESSAGE),
+    Misconception("transposed V", _attention_from(_correct_scores, _rows,
+                                                  lambda w, V: np.matmul(w, _keys_t(V))),
+                  TRANSPOSED_V_MESSAGE),
+    Misconception("weights returned first", _attention_weights_first, WEIGHTS_AS_OUTPUT_MESSAGE),
+    Misconception("weights returned alone", _attention_weights_only, WEIGHTS_AS_OUTPUT_MESSAGE),
+]
+
+register(Exercise(
+    name="scaled_dot_product_attention",
+    reference=ref.scaled_dot_product_attention,
+    cases=attention_cases,
+    misconceptions=ATTENTION_MISCONCEPTIONS,
+    bad_inputs=[
+        BadInput(Case((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 2)))),
+                 "K has 3 rows (keys) but V has 4"),
+        BadInput(Case((np.ones((2, 3)), np.ones((3, 4)), np.ones((3, 2)))),
+                 "Q has d_k = 3 but K has d_k = 4"),
+        BadInput(Case((np.ones((2, 4)), np.ones((3, 4)), np.ones(3))),
+                 "V is one vector, not one value vector per key"),
+    ],
+    rules=ATTENTION_RULES,
+    arg_names=("Q", "K", "V"),
+    hint="weights = softmax(attention_scores(Q, K), axis=-1); output = weights @ V; "
+    "return output, weights.",
+    seed=203,
+))
+
+
+# ----------------------------------------------------------------------------- one query
+
+# (T_k, d_k, d_v): T_k != d_k != d_v.
+ONE_QUERY_SHAPES = [(3, 4, 2), (2, 4, 5), (4, 9, 3), (1, 4, 3)]
+ONE_QUERY_SHAPES_HIDDEN = [(5, 16, 2), (6, 4, 1), (3, 1, 4), (2, 2, 2)]
+
+
+def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    shapes = ONE_QUERY_SHAPES + (ONE_QUERY_SHAPES_HIDDEN if hidden else [])
+    cases = [Case((small_ints(rng, d_k, -2, 2), small_ints(rng, (t, d_k), -2, 2),
+                   small_ints(rng, (t, d_v))), note="small integers") for t, d_k, d_v in shapes]
+    cases.append(scaled_qk(Case((normal(rng, 4), normal(rng, (5, 4)), normal(rng, (5, 3)))),
+                           1200.0, "large scores"))
+    if hidden:
+        cases.append(scaled_qk(Case((normal(rng, 8), normal(rng, (3, 8)), normal(rng, (3, 2)))),
+                               800.0, "large scores"))
+    cases.append(Case((normal(rng, 6), normal(rng, (4, 6)), normal(rng, (4, 5))),
+                      note="random floats"))
+    return with_variants(cases, hidden)
+
+
+def _one_query(scale, stable=True, normalise=True, give_weights=False):
+    def attend(q, K, V):
+        q = as_array(q, "q", ndim=1)
+        K = as_array(K, "K", ndim=2)
+        V = as_array(V, "V", ndim=2)
+        scores = []
+        for i in range(K.shape[0]):
+            scores.append(np.sum(q * K[i]) / scale(q, K))
+        shift = max(scores) if stable else 0.0
+        with np.errstate(over="ignore", invalid="ignore"):
+            exps = [np.exp(s - shift) for s in scores]
+            total = sum(exps) if normalise else 1.0
+            weights = [e / total for e in exps]
+            if give_weights:
+                return np.array(weights)
+            out = np.zeros(V.shape[1])
+            for i in range(K.shape[0]):
+                out = out + weights[i] * V[i]
+        return out
+    return attend
+
+
+def _sqrt_d(q, K):
+    return np.sqrt(q.shape[0])
+
+
+register(Exercise(
+    name="attend_one_query",
+    reference=ref.attend_one_query,
+    cases=one_query_cases,
+    misconceptions=[
+        Misconception(
+            "no scaling", _one_query(lambda q, K: 1.0),
+            "your scores are not scaled. The sum is often quoted with e^(q·k_i); the transformer "
+            "divides each q·k_i by sqrt(d_k) first (d_k = len(q)), so that this function "
+            "equals a row of scaled_dot_product_attention.",
+        ),
+        Misconception("scaled by sqrt(T_k)", _one_query(lambda q, K: np.sqrt(K.shape[0])),
+                      SEQ_LEN_MESSAGE),
+        Misconception("scaled by d_k", _one_query(lambda q, K: q.shape[0]), D_K_MESSAGE),
+        Misconception("unstable exponentials", _one_query(_sqrt_d, stable=False),
+                      "your exponentials overflow: with scores in the hundreds, np.exp gives "
+                      "inf and inf / inf is nan. Subtract the largest score from every score "
+                      "before np.exp; the factor cancels when you divide by the sum."),
+        Misconception("weights not normalised", _one_query(_sqrt_d, normalise=False),
+                      "your weights do not sum to 1: you used e^(s_i) as the weight of v_i "
+                      "without dividing by the sum of e^(s_j) over all keys j."),
+        Misconception("returns the weights", _one_query(_sqrt_d, give_weights=True),
+                      "you returned the weights, one per key. The function returns the "
+                      "weighted sum of the value vectors, sum over i of weight_i * V[i], "
+                      "one number per column of V (d_v of them)."),
+    ],
+    bad_inputs=[
+        BadInput(Case((np.ones((2, 4)), np.ones((3, 4)), np.ones((3, 2)))),
+                 "q is a matrix, but this function takes one query vector"),
+        BadInput(Case((np.ones(3), np.ones((3, 4)), np.ones((3, 2)))),
+                 "q has length 3 but the keys have length 4"),
+        BadInput(Case((np.ones(4), np.ones((3, 4)), np.ones((2, 2)))),
+                 "K has 3 rows (keys) but V has 2"),
+    ],
+    rules=ONE_QUERY_RULES,
+    arg_names=("q", "K", "V"),
+    hint="For each key i: s_i = q·k_i / sqrt(d_k). Then weight_i = exp(s_i - max s) / "
+    "sum_j exp(s_j - max s), and the result is sum over i of weight_i * V[i].",
+    seed=204,
+))
+
+
+# ----------------------------------------------------------------------------- self-attention
+
+# (X shape, d_k, d_v): d_model, d_k, d_v and T all differ.
+SELF_SHAPES = [((3, 5), 2, 4), ((2, 3, 5), 4, 2), ((4, 6), 3, 2)]
+SELF_SHAPES_HIDDEN = [((2, 4, 8), 4, 3), ((1, 3), 2, 1), ((3, 2, 4, 5), 2, 3), ((5, 4), 1, 6)]
+
+
+def self_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    shapes = SELF_SHAPES + (SELF_SHAPES_HIDDEN if hidden else [])
+    cases = []
+    for x, d_k, d_v in shapes:
+        d_model = x[-1]
+        cases.append(Case((small_ints(rng, x, -1, 1), small_ints(rng, (d_model, d_k), -1, 1),
+                           small_ints(rng, (d_model, d_k), -1, 1), small_ints(rng, (d_model, d_v))),
+                          note="batched" if len(x) > 2 else "one sequence"))
+    cases.append(Case((normal(rng, (2, 3, 6)), normal(rng, (6, 4)), normal(rng, (6, 4)),
+                       normal(rng, (6, 5))), note="random floats"))
+    return with_variants(cases, hidden)
+
+
+def _self_from(project, scale):
+    def self_attn(X, W_q, W_k, W_v):
+        X = as_array(X, "X", min_ndim=2)
+        Q, K, V = project(X, W_q, W_k, W_v)
+        weights = _rows(np.matmul(Q, _keys_t(K)) / scale(X, Q))
+        return np.matmul(weights, V), weights
+    return self_attn
+
+
+def _projections(X, W_q, W_k, W_v):
+    return np.matmul(X, W_q), np.matmul(X, W_k), np.matmul(X, W_v)
+
+
+def _no_projections(X, W_q, W_k, W_v):
+    return X, X, X
+
+
+def _keys_with_w_q(X, W_q, W_k, W_v):
+    return np.matmul(X, W_q), np.matmul(X, W_q), np.matmul(X, W_v)
+
+
+def _sqrt_width(X, Q):
+    return np.sqrt(Q.shape[-1])
+
+
+def _self_weights_first(X, W_q, W_k, W_v):
+    output, weights = _self_from(_projections, _sqrt_width)(X, W_q, W_k, W_v)
+    return weights, output
+
+
+register(Exercise(
+    name="self_attention",
+    reference=ref.self_attention,
+    cases=self_cases,
+    misconceptions=[
+        Misconception(
+            "no projections", _self_from(_no_projections, _sqrt_width),
+            "you used X itself as queries, keys and values. Project it first: Q = X @ W_q, "
+            "K = X @ W_k, V = X @ W_v. The learned matrices are what let a token ask for "
+            "something other than tokens that look like itself.",
+        ),
+        Misconception(
+            "scaled by sqrt(d_model)", _self_from(_projections, lambda X, Q: np.sqrt(X.shape[-1])),
+            "you divided by sqrt(d_model), the width of X. The scores are dot products of "
+            "projected queries and keys, which have length d_k = W_q.shape[1]: divide by "
+            "sqrt(d_k).",
+        ),
+        Misconception("no scaling", _self_from(_projections, lambda X, Q: 1.0), NO_SCALE_MESSAGE),
+        Misconception(
+            "keys projected with W_q", _self_from(_keys_with_w_q, _sqrt_width),
+            "your keys come from W_q: K must be X @ W_k. With the same matrix for both, "
+            "the scores are symmetric, and a token can only look for tokens like itself.",
+        ),
+        Misconception("weights returned first", _self_weights_first, WEIGHTS_AS_OUTPUT_MESSAGE),
+    ],
+    bad_inputs=[
+        BadInput(Case((np.ones((3, 5)), np.ones((4, 2)), np.ones((5, 2)), np.ones((5, 3)))),
+                 "W_q has 4 rows but X has d_model = 5 columns"),
+        BadInput(Case((np.ones((3, 5)), np.ones((5, 2)), np.ones((5, 3)), np.ones((5, 3)))),
+                 "W_q gives queries of length 2 but W_k gives keys of length 3"),
+        BadInput(Case((np.ones(5), np.ones((5, 2)), np.ones((5, 2)), np.ones((5, 3)))),
+                 "X is one vector, not a sequence of tokens"),
+    ],
+    rules=ATTENTION_RULES,
+    arg_names=("X", "W_q", "W_k", "W_v"),
+    hint="Project first (Q = X @ W_q, K = X @ W_k, V = X @ W_v), then return "
+    "scaled_dot_product_attention(Q, K, V).",
+    seed=205,
+))
+
+
+# ----------------------------------------------------------------------------- variance
+
+def variance_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    # Sizes and seeds only: the function draws its own samples from the seed.
+    settings = [(4, 2000, 0), (16, 2000, 1), (64, 1000, 2), (1, 3000, 3), (256, 500, 4)]
+    if hidden:
+        settings += [(2, 5000, 11), (8, 800, 12), (32, 1500, 13), (128, 600, 14), (3, 50, 15)]
+    return [Case((d_k, n, seed), note=f"d_k = {d_k}") for d_k, n, seed in settings]
+
+
+def _draws(d_k, n_samples, seed):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n_samples, d_k)), rng.standard_normal((n_samples, d_k))
+
+
+def _variance_of_scaled(d_k, n_samples, seed):
+    q, k = _draws(d_k, n_samples, seed)
+    return float(np.var(np.sum(q * k, axis=-1) / np.sqrt(d_k)))
+
+
+def _std_not_var(d_k, n_samples, seed):
+    q, k = _draws(d_k, n_samples, seed)
+    return float(np.std(np.sum(q * k, axis=-1)))
+
+
+def _variance_of_products(d_k, n_samples, seed):
+    q, k = _draws(d_k, n_samples, seed)
+    return float(np.var(q * k))
+
+
+def _summed_over_samples(d_k, n_samples, seed):
+    q, k = _draws(d_k, n_samples, seed)
+    return float(np.var(np.sum(q * k, axis=0)))
+
+
+def _mean_not_var(d_k, n_samples, seed):
+    q, k = _draws(d_k, n_samples, seed)
+    return float(np.mean(np.sum(q * k, axis=-1)))
+
+
+def _variance_estimates(case: Case) -> list[float]:
+    """The estimates a correct solution may return: the variance with ddof 0 or 1, or
+    the mean square (the true mean of q·k is 0)."""
+    q, k = _draws(*case.args)
+    s = np.sum(q * k, axis=-1)
+    return [float(np.var(s)), float(np.var(s, ddof=1)), float(np.mean(s ** 2))]
+
+
+def compare_variance(expected, actual, case: Case) -> str | None:
+    diff = difference(expected, actual, FLOAT64)
+    if diff is None:
+        return None
+    estimates = _variance_estimates(case)
+    if abs(float(expected) - estimates[0]) > 1e-9 * max(1.0, estimates[0]):
+        return diff  # comparing with a misconception, not with the reference
+    try:
+        value = float(np.asarray(actual, dtype=float))
+    except (TypeError, ValueError):
+        return diff
+    if any(difference(est, value, FLOAT64) is None for est in estimates[1:]):
+        return None
+    d_k, n_samples, _ = case.args
+    spread = np.sqrt((2 * d_k ** 2 + 6 * d_k) / n_samples)  # standard error of the estimate
+    if abs(value - d_k) < 4 * spread:
+        return (
+            f"{diff}. Your value is near d_k = {d_k}, so the idea is right, but it is not "
+            f"the variance of the samples the given lines draw: keep `rng`, `q` and `k` "
+            f"exactly as given, so the check can repeat your draws"
+        )
+    return diff
+
+
+register(Exercise(
+    name="score_variance",
+    reference=ref.score_variance,
+    cases=variance_cases,
+    misconceptions=[
+        Misconception(
+            "variance of the scaled scores", _variance_of_scaled,
+            "you measured the variance after dividing by sqrt(d_k), which is about 1 for "
+            "every d_k. This function measures the raw q·k, to show why the scaling is "
+            "needed: leave the division out here.",
+        ),
+        Misconception(
+            "standard deviation", _std_not_var,
+            "you returned the standard deviation (about sqrt(d_k)). Return the variance, "
+            "its square: np.var.",
+        ),
+        Misconception(
+            "variance of the products", _variance_of_products,
+            "you took the variance of the elementwise products q_i k_i (about 1). Sum each "
+            "pair's products first, `np.sum(q * k, axis=-1)`, to get one dot product per "
+            "sample, then take the variance of those n_samples numbers.",
+        ),
+        Misconception(
+            "summed over the samples", _summed_over_samples,
+            "you summed q * k over the samples axis (axis=0). One dot product q·k sums over "
+            "the d_k coordinates of one sample: `np.sum(q * k, axis=-1)`.",
+        ),
+        Misconception(
+            "mean instead of variance", _mean_not_var,
+            "you returned the mean of the dot products, which is about 0. The question is "
+            "how spread out they are: np.var.",
+        ),
+    ],
+    bad_inputs=[
+        BadInput(Case((0, 100, 0)), "d_k = 0: a vector needs at least one coordinate"),
+        BadInput(Case((4, 1, 0)), "n_samples = 1: a variance needs at least two samples"),
+        BadInput(Case((2.5, 100, 0)), "d_k = 2.5 is not a whole number"),
+    ],
+    rules=VARIANCE_RULES,
+    compare=compare_variance,
+    arg_names=("d_k", "n_samples", "seed"),
+    hint="One score per sample: s = np.sum(q * k, axis=-1), then np.var(s).",
+    seed=206,
+))
