@@ -825,8 +825,24 @@ def _describe_behaviour(lengths, T, weights) -> str:
     return "its attention weights differ from attention over the real tokens alone"
 
 
+def _call_kpm(fn, case: Case):
+    """Run ``fn``; the reference's mask is marked so that ``_mha_compare`` knows to judge
+    against torch's behaviour on the real tokens, not against that mask."""
+    out = fn(*case.args, **case.kwargs)
+    if fn is ref.to_mha_key_padding_mask:
+        out.judged_by_torch = True
+    return out
+
+
 def _mha_compare(expected, actual, case: Case) -> str | None:
-    """Compare by what torch's nn.MultiheadAttention does with each mask."""
+    """Compare by what torch's nn.MultiheadAttention does with each mask.
+
+    Against the reference (``judged_by_torch``) the target is torch run on each sentence's
+    real tokens alone, with no mask; the reference's own mask only sets the expected form
+    (a torch.bool tensor of shape [B, T]). Against a misconception (when the checker looks
+    for the one that behaves like the learner's function) the target is what torch does
+    with that misconception's mask.
+    """
     import torch
 
     lengths, T = [int(v) for v in np.asarray(case.args[0])], int(case.args[1])
@@ -845,11 +861,11 @@ def _mha_compare(expected, actual, case: Case) -> str | None:
         got = mha_with_mask(lengths, T, actual)
     except Exception as exc:  # torch rejects the mask
         return f"nn.MultiheadAttention rejected your mask: {type(exc).__name__}: {exc}"
-    truth = mha_on_real_tokens(lengths, T)
-    target = mha_with_mask(lengths, T, expected)
-    if difference(truth, target, FLOAT32) is not None:
-        truth = target  # ``expected`` is itself a wrong mask: compare behaviour with it
-    if difference(truth, got, FLOAT32) is None:
+    if getattr(expected, "judged_by_torch", False):
+        target = mha_on_real_tokens(lengths, T)
+    else:
+        target = mha_with_mask(lengths, T, expected)
+    if difference(target, got, FLOAT32) is None:
         return None
     return "torch's nn.MultiheadAttention does not ignore the padding: " + _describe_behaviour(
         lengths, T, got[1])
@@ -923,6 +939,7 @@ register(Exercise(
         BadInput(Case(([2, 1], 0)), "T = 0 is not a sequence length"),
     ],
     compare=_mha_compare,
+    call=_call_kpm,
     arg_names=("lengths", "T"),
     hint="Start from the padding mask (True at real tokens), invert it with ~, and return it "
     "as a torch.bool tensor.",
