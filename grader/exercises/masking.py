@@ -100,7 +100,7 @@ register(Exercise(
         Misconception(
             "column convention", _causal_upper,
             "your mask is upper triangular: that is the causal mask with keys as rows and "
-            "queries as columns (the column convention of the next-but-one exercise). Here "
+            "queries as columns (the column convention, section 7 of this lesson). Here "
             "row i is query i, so it may see the keys left of and on the diagonal: np.tril.",
         ),
         Misconception("float mask", _causal_floats, FLOAT_MASK),
@@ -650,7 +650,7 @@ register(Exercise(
                  "Q has d_k = 3 but K has d_k = 2"),
         BadInput(Case((np.ones((2, 3)), np.ones((4, 3)), np.ones((3, 2)), None)),
                  "K has 4 keys but V has 3 rows"),
-        BadInput(Case((np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2)), np.ones((2, 4), dtype=bool)[:, :3])),
+        BadInput(Case((np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2)), np.ones((2, 3), dtype=bool))),
                  "a 2×3 mask does not fit 2×4 scores"),
         BadInput(Case((np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2)), np.ones((2, 4)))),
                  "the mask holds floats, not booleans"),
@@ -989,7 +989,7 @@ ATTENDS = {
     "identity": ("the identity: output i is token i", True, lambda X: X.copy()),
     "first token": ("every output is a copy of token 0", True,
                     lambda X: np.broadcast_to(X[:1], X.shape).copy()),
-    "prefix average": ("the prefix average of lesson 04", True,
+    "prefix average": ("the prefix average: output i is the mean of tokens 0..i", True,
                        lambda X: np.matmul(np.tril(np.ones((len(X), len(X)))) /
                                            np.arange(1, len(X) + 1)[:, None], X)),
     "full": ("self-attention with no mask", False,

@@ -67,7 +67,7 @@ def attention_mask(lengths, T, causal=True):
 
 
 def causal_mask_columns(T):
-    """The causal mask in the column convention (tokens are columns, lesson 03 and seed 002).
+    """The causal mask in the column convention (tokens are columns, as in lesson 03).
 
     Entry ``[i, j]`` pairs key i with query j, so it is True where i ≤ j: the transpose of
     :func:`causal_mask`, upper triangular. The entries below the diagonal are masked.
