@@ -230,7 +230,8 @@ def mha_mask_of_the_course(lengths, T):
 def test_mha_messages_describe_what_torch_did():
     assert "dtype is torch.uint8, expected torch.bool" in failure("to_mha_key_padding_mask", mha_mask_as_uint8)
     message = failure("to_mha_key_padding_mask", mha_mask_of_the_course)
-    assert "ignores every key of sentence 0" in message and "returns NaN" in message
+    assert "given your mask, torch's nn.MultiheadAttention ignores every key of sentence 0" in message
+    assert "returns NaN" in message
     assert "True means *ignore this key*" in message
 
 

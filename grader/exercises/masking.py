@@ -810,19 +810,19 @@ def _tokens_word(n: int) -> str:
 
 
 def _describe_behaviour(lengths, T, weights) -> str:
+    """What torch did with a wrong mask, in words (completes "given your mask, torch's ...")."""
     for b, n in enumerate(lengths):
         if np.isnan(weights[b]).any():
-            return (f"it ignores every key of sentence {b}, which has {_tokens_word(n)}, and "
+            return (f"ignores every key of sentence {b}, which has {_tokens_word(n)}, and "
                     f"returns NaN")
         on_pad = float(weights[b, :, n:].sum(axis=-1).max()) if n < T else 0.0
         if on_pad > 1e-4:
-            return (f"sentence {b} has {_tokens_word(n)} of {T}, and with your mask its queries "
-                    f"put up to {on_pad:.3g} of their attention on its padding")
+            return (f"puts up to {on_pad:.3g} of a query's attention on the padding of sentence "
+                    f"{b} ({_tokens_word(n)} of {T})")
         starved = np.flatnonzero(weights[b, :, :n].max(axis=0) < 1e-6)
         if starved.size:
-            return (f"with your mask no query of sentence {b} attends to its real token "
-                    f"{int(starved[0])}")
-    return "its attention weights differ from attention over the real tokens alone"
+            return f"never attends to real token {int(starved[0])} of sentence {b}"
+    return "gives weights that differ from attention over the real tokens alone"
 
 
 def _call_kpm(fn, case: Case):
@@ -867,8 +867,8 @@ def _mha_compare(expected, actual, case: Case) -> str | None:
         target = mha_with_mask(lengths, T, expected)
     if difference(target, got, FLOAT32) is None:
         return None
-    return "torch's nn.MultiheadAttention does not ignore the padding: " + _describe_behaviour(
-        lengths, T, got[1])
+    return ("given your mask, torch's nn.MultiheadAttention "
+            + _describe_behaviour(lengths, T, got[1]))
 
 
 def _kpm_course_polarity(lengths, T):
