@@ -43,6 +43,62 @@ def as_matrix(x, name: str) -> np.ndarray:
     return as_array(x, name, ndim=2)
 
 
+def positive_int(x, name: str) -> int:
+    """A positive Python int (a sequence length, a dimension), or a ``ValueError`` naming
+    ``name``. NumPy integers are accepted; booleans and floats are not."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise ValueError(f"{name} must be a positive integer, got {x!r} of type {type(x).__name__}")
+    if x < 1:
+        raise ValueError(f"{name} must be a positive integer, got {x}")
+    return int(x)
+
+
+def lengths_array(lengths, T: int, name: str = "lengths") -> np.ndarray:
+    """One length per sentence of a padded batch: a 1-D int64 array, every entry in 0..T.
+
+    Whole-number floats (``3.0``) are accepted; anything else raises a ``ValueError``.
+    """
+    try:
+        arr = np.asarray(lengths)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(
+            f"{name} must be a 1-D list with one length per sentence, got shape {shape_str(arr.shape)}"
+        )
+    whole = np.issubdtype(arr.dtype, np.integer) or (
+        np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+    )
+    if arr.dtype == bool or not whole:
+        raise ValueError(f"{name} must hold whole numbers, got {arr.tolist()}")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 0) or np.any(arr > T):
+        raise ValueError(f"every entry of {name} must lie between 0 and T = {T}, got {arr.tolist()}")
+    return arr
+
+
+def bool_mask(mask, shape=None, name: str = "mask") -> np.ndarray:
+    """A boolean mask as an array; with ``shape``, it must broadcast to that shape without
+    making it bigger (a mask may omit or shrink leading axes, not add them)."""
+    arr = np.asarray(mask)
+    if arr.dtype != bool:
+        raise ValueError(
+            f"{name} must be a boolean array (True = may attend), got dtype {arr.dtype} and shape "
+            f"{shape_str(arr.shape)}"
+        )
+    if shape is not None:
+        shape = tuple(shape)
+        try:
+            fits = np.broadcast_shapes(arr.shape, shape) == shape
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(
+                f"{name} of shape {shape_str(arr.shape)} does not broadcast to shape {shape_str(shape)}"
+            )
+    return arr
+
+
 def check_inner(a: np.ndarray, b: np.ndarray, a_name: str = "A", b_name: str = "B") -> None:
     """Raise unless the last axis of ``a`` matches the second-to-last axis of ``b``."""
     if a.shape[-1] != b.shape[-2]:
