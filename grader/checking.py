@@ -262,7 +262,8 @@ def _success_line(ex: Exercise, cases: list[Case], hidden: bool) -> str:
             notes.append(case.note)
     kinds = f" ({', '.join(notes)})" if notes and not hidden else ""
     label = " hidden" if hidden else ""
-    extra = f"; {len(ex.bad_inputs)} bad inputs raise ValueError" if ex.bad_inputs else ""
+    n_bad = len(ex.bad_inputs)
+    extra = f"; {n_bad} bad input{'s' if n_bad != 1 else ''} raise{'s' if n_bad == 1 else ''} ValueError" if n_bad else ""
     return f"✓ {ex.name}: all {len(cases)}{label} cases pass{kinds}{extra}."
 
 

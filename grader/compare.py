@@ -113,6 +113,8 @@ def _arrays_differ(expected: np.ndarray, actual: np.ndarray, tol: Tolerance, whe
     with np.errstate(invalid="ignore"):
         err = np.abs(act - exp)
     worst = float(np.nanmax(np.where(ok, 0.0, err)))
+    if act.ndim == 0:
+        return f"{where}got {float(act):.6g}, expected {float(exp):.6g} (error {worst:.3g})"
     return (
         f"{where}{len(bad)} of {act.size} entries differ (largest error {worst:.3g}); "
         f"first at index {idx}: got {act[idx]:.6g}, expected {exp[idx]:.6g}"
