@@ -24,6 +24,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..checking import CheckFailed
+from ..compare import difference
 from ..reference.attention_by_hand import STEPS, Worksheet, published_worksheet
 from ..validation import as_fractions, shape_str
 from . import BadInput, Case, Exercise, Misconception, register
@@ -333,7 +334,9 @@ MSG_E_POWERS = (
 )
 MSG_FLOATS = (
     "your weights are floats, and 1/10 or 1/3 cannot be stored exactly as a float. Keep "
-    "every number a Fraction: Fraction(3) ** int(s), and divide Fractions by Fractions."
+    "every number a Fraction. Two traps: Fraction(3) ** S with S a whole array turns the 3 "
+    "into the float 3.0, and 3 ** s gives a plain int for s >= 0, so that dividing two of "
+    "them gives a float. Raise a Fraction entry by entry: Fraction(3) ** s for each s."
 )
 MSG_A_V = (
     "you computed Z = A V, the row convention's order. With tokens as columns, V is d_v×T "
@@ -363,6 +366,18 @@ MSG_ROWS_K_QT = (
 )
 
 
+def _exact(expected, actual, case, where: str = "") -> str | None:
+    """Exact comparison against the Fraction reference. When ``expected`` is a float array
+    (a float misconception, during diagnosis), the learner's array is read as floats too,
+    whether it came as float64 or as an object array of floats."""
+    if isinstance(expected, np.ndarray) and expected.dtype != object:
+        try:
+            actual = np.asarray(actual, dtype=float)
+        except (TypeError, ValueError):
+            pass
+    return difference(expected, actual, case.tol, where)
+
+
 register(
     Exercise(
         name="key_query_scores",
@@ -379,6 +394,7 @@ register(
                      "K is a vector, not a matrix with one key per column"),
             BadInput(Case((np.array([[1, np.nan]]), np.ones((1, 2)))), "K contains NaN"),
         ],
+        compare=_exact,
         arg_names=("K", "Q"),
         hint="Entry [i, j] is the dot product of column i of K (key i) and column j of Q "
         "(query j): K.T times Q.",
@@ -400,6 +416,7 @@ register(
             BadInput(Case((np.array([1, 2, 3]),)), "S is a vector, not a matrix of scores"),
             BadInput(Case(([["3", "4"]],)), "S holds strings, not numbers"),
         ],
+        compare=_exact,
         arg_names=("S",),
         hint="floor(s / 2) is the largest whole number at most s / 2; for negative s it goes "
         "further from zero: floor(-1/2) = -1. math.floor(s / 2) or s // 2 do it exactly.",
@@ -422,8 +439,9 @@ register(
             BadInput(Case((np.array([[0.0, np.inf]]),)), "S contains infinity"),
             BadInput(Case((np.array([0, 1]),)), "S is a vector, not a matrix"),
         ],
+        compare=_exact,
         arg_names=("S",),
-        hint="Raise 3 to every entry (Fraction(3) ** int(s)), add up each column, and divide "
+        hint="Raise 3 to every entry (Fraction(3) ** s, entry by entry), add up each column, and divide "
         "each entry by its column's sum. Every column of the result sums to exactly 1.",
         seed=303,
     ),
@@ -447,14 +465,12 @@ _ROWS_BAD = [
 
 def _first_step_that_differs(expected, actual, case) -> str | None:
     """Compare a dict of steps in order and name the first step that differs."""
-    from ..compare import difference
-
     if not isinstance(actual, dict):
         return difference(expected, actual, case.tol)
     for step in STEPS:
         if step not in actual:
             return f"the dict has no key {step!r} (it needs {', '.join(STEPS)})"
-        diff = difference(expected[step], actual[step], case.tol, f"step {step!r}: ")
+        diff = _exact(expected[step], actual[step], case, f"step {step!r}: ")
         if diff:
             earlier = ", ".join(STEPS[: STEPS.index(step)])
             return diff + (f" (the steps before it, {earlier}, are right)" if earlier else "")
