@@ -292,6 +292,29 @@ def review_answers(answers: dict, worksheet: Worksheet | None = None, label: str
     return right
 
 
+def paper_and_code(steps: dict, answers: dict) -> int:
+    """Say, step by step, whether the numbers typed in ``answers`` (like ``WORKSHEET``)
+    equal the ``steps`` a function computed; return how many agree."""
+    from grader.exercises.attention_by_hand import NotFilledIn, Unreadable, read_matrix
+
+    agree = 0
+    for step in STEPS:
+        try:
+            typed = read_matrix(answers.get(step), step)
+        except NotFilledIn:
+            print(f"{step:>6}: not typed in yet")
+            continue
+        except Unreadable as exc:
+            print(f"{step:>6}: could not read it ({exc})")
+            continue
+        computed = np.asarray(steps[step], dtype=object)
+        same = typed.shape == computed.shape and all(
+            Fraction(a) == Fraction(b) for a, b in zip(typed.flat, computed.flat))
+        agree += same
+        print(f"{step:>6}: {'paper and code agree' if same else 'paper and code DIFFER'}")
+    return agree
+
+
 def blank_answers() -> dict:
     """A dict with every step empty, to fill in for a practice worksheet."""
     return {step: "" for step in STEPS}
