@@ -270,7 +270,7 @@ def test_decimals_close_to_the_answer_ask_for_fractions():
     "value, words",
     [
         ("1 2 3 4\n1 2 3", "row 1 has 4 numbers but row 2 has 3"),
-        ("1 2 3 4\n1 2 3 4", "has 2 rows of 4 numbers, but Q = W_Q X has 3 rows of 4 numbers"),
+        ("1 2 3 4\n1 2 3 4", "has 2 rows of 4 numbers, but Q has 3 rows of 4 numbers"),
         ("1 2 3 4\n1 2 3/ 4\n0 0 0 0", "reads '3/', which is not a number"),
         ([1, 2, 3], "should be a matrix"),
     ],

@@ -697,9 +697,9 @@ STEP_INFO = {
     "scaled": StepInfo("floor(scores / 2)", ("scores",),
                        lambda ws, v: _half(lambda s: Fraction(math.floor(s / 2)))(v["scores"]),
                        "the same size as the scores"),
-    "A": StepInfo("3^scaled, each column divided by its sum", ("scaled",),
+    "A": StepInfo("A (3^scaled, each column divided by its sum)", ("scaled",),
                   lambda ws, v: _softmax_columns_of(v["scaled"]), "one column of weights per query"),
-    "Z": StepInfo("V A", ("V", "A"), lambda ws, v: _dot(v["V"], v["A"]),
+    "Z": StepInfo("Z = V A", ("V", "A"), lambda ws, v: _dot(v["V"], v["A"]),
                   "one column per token (output)"),
 }
 
@@ -765,9 +765,9 @@ WORKSHEET_MISTAKES = {
         StepMistake(
             "truncated toward zero",
             (lambda ws, v: _half(lambda s: int(s / 2))(v["scores"]),),
-            "the positive scores are right, but the negative one is not: you rounded -1/2 "
-            "toward zero, to 0. Floor goes down, also below zero: floor(-1/2) = -1, the "
-            "largest whole number at most -1/2.",
+            "the positive scores are right, but not the negative odd ones: you rounded "
+            "toward zero, so -1/2 became 0. Floor goes down, also below zero: "
+            "floor(-1/2) = -1, the largest whole number at most -1/2.",
         ),
         StepMistake("no floor", (lambda ws, v: v["scores"] / 2,), MSG_NO_FLOOR),
         StepMistake("divided by √3", (lambda ws, v: v["scores"].astype(float) / math.sqrt(3),),
@@ -776,7 +776,9 @@ WORKSHEET_MISTAKES = {
     "A": [
         StepMistake("normalised along rows", (lambda ws, v: _normalise(_powers_of(v["scaled"]), 1),),
                     MSG_SOFTMAX_ROWS.replace(" (axis=0)", "")),
-        StepMistake("not normalised", (lambda ws, v: _powers_of(v["scaled"]),), MSG_UNNORMALISED),
+        StepMistake("not normalised", (lambda ws, v: _powers_of(v["scaled"]),),
+                    "these are the powers of 3 themselves. Divide each one by the sum of its "
+                    "column, so that every column of A adds up to 1."),
         StepMistake("normalised by the whole matrix",
                     (lambda ws, v: _normalise(_powers_of(v["scaled"]), None),), MSG_WHOLE_MATRIX),
         StepMistake("powers of the unscaled scores",
@@ -886,8 +888,8 @@ def review_step(step: str, answers, worksheet: Worksheet | None = None,
         mine, typed = _read_typed(answers.get(step), where)
     except NotFilledIn:
         return StepReview(step, "missing", (
-            f"replace the placeholder in {where} with the {_shape_words(expected.shape)} of "
-            f"{info.what} that you worked out on paper."))
+            f"replace the placeholder in {where} with the {_shape_words(expected.shape)} "
+            f"you worked out on paper for {info.what}."))
     except Unreadable as exc:
         return StepReview(step, "unreadable", f"{exc}.")
     if _same(mine, expected):
@@ -910,7 +912,7 @@ def review_step(step: str, answers, worksheet: Worksheet | None = None,
 
     if mine.shape != expected.shape:
         return StepReview(step, "wrong", (
-            f"{where} has {_shape_words(mine.shape)}, but {info.what} has "
+            f"{where} has {_shape_words(mine.shape)}, but {step} has "
             f"{_shape_words(expected.shape)}: {info.shape_words}."))
 
     decimals = [(i, j) for i, j in np.ndindex(mine.shape) if _is_decimal(typed[i, j])]
@@ -956,7 +958,7 @@ def review_step(step: str, answers, worksheet: Worksheet | None = None,
     ]
     if wrong_parents:
         names = " and ".join(wrong_parents)
-        lines.append(f"{info.what} depends on {names}, and your {names} "
+        lines.append(f"{step} depends on {names}, and your {names} "
                      f"{'is' if len(wrong_parents) == 1 else 'are'} not right yet: fix "
                      f"{wrong_parents[0]} first.")
     else:
