@@ -17,7 +17,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import matplotlib
-
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
@@ -27,8 +26,8 @@ from grader.reference.attention_by_hand import (  # noqa: F401  (X, W_*: for the
     W_K,
     W_Q,
     W_V,
-    X,
     Worksheet,
+    X,
     new_worksheet,
     published_worksheet,
 )

@@ -8,8 +8,8 @@ import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
-
 from conftest import ROOT
+
 from courseware import worksheet as sheet
 from grader.reference.attention_by_hand import (
     HAND_LIMITS,

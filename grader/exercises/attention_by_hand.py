@@ -946,10 +946,10 @@ def review_step(step: str, answers, worksheet: Worksheet | None = None,
     decimal_note = ""
     if len(bad) < len(unequal):
         n = len(unequal) - len(bad)
+        them = "it as an exact fraction" if n == 1 else "those as exact fractions"
         decimal_note = (f" ({n} more {'is a decimal' if n == 1 else 'are decimals'} close to the "
-                        f"right value: write {'it as an exact fraction' if n == 1 else 'those as exact fractions'} too)")
+                        f"right value: write {them} too)")
     i, j = bad[0]
-    got = mine[i, j]
     lines = [
         f"{where} is not right yet: {len(bad)} of {expected.size} entries "
         f"{'is' if len(bad) == 1 else 'are'} wrong{decimal_note}.",
