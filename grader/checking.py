@@ -172,7 +172,7 @@ def _fmt_value(x, indent: str = "    ") -> str:
     if isinstance(x, np.ndarray):
         text = np.array2string(
             x, precision=4, suppress_small=True, separator=", ", max_line_width=88 - len(indent),
-            threshold=60, edgeitems=3,
+            threshold=60, edgeitems=3, formatter={"object": str},  # Fractions as 3/4
         )
         body = "\n".join(indent + line for line in text.splitlines())
         return f"{body}\n{indent}(shape {shape_str(x.shape)}, dtype {x.dtype})"
@@ -322,6 +322,12 @@ def check(name: str, fn, *, hidden: bool = False) -> None:
     """
     __tracebackhide__ = True
     ex = registry.get(name)
+    check_answer = getattr(ex, "check_answer", None)
+    if check_answer is not None:
+        # The answer is a value the learner typed, not a function (lesson 03's WORKSHEET):
+        # such an exercise compares it and explains what differs itself.
+        check_answer(fn, hidden=hidden)
+        return
     if fn is None or not callable(fn):
         _fail(f"check({name!r}, ...) needs your function itself, but got {type(fn).__name__}.")
     _check_rules(ex, fn)

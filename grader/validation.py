@@ -120,3 +120,42 @@ def matmul_operands(A, B) -> tuple[np.ndarray, np.ndarray]:
 def result_dtype(*arrays: np.ndarray) -> np.dtype:
     """The float dtype a product of ``arrays`` should have (float32 stays float32)."""
     return np.result_type(*arrays, np.float32)
+
+
+def as_fractions(x, name: str, *, ndim: int = 2, whole: bool = False) -> np.ndarray:
+    """An object array of exact ``fractions.Fraction`` values (lesson 03's by-hand arithmetic).
+
+    Accepts ints, Fractions and finite floats (converted exactly: 0.5 is 1/2, but 0.1 is not
+    1/10), as arrays or nested lists. Raises ``ValueError`` naming ``name`` for ragged
+    input, anything that is not a number, NaN or infinity, the wrong number of axes, no
+    entries at all, and, with ``whole=True``, entries that are not whole numbers.
+    """
+    from fractions import Fraction
+    from numbers import Rational
+
+    try:
+        arr = np.array(x, dtype=object)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} could not be read as an array: {exc}") from None
+    out = np.empty(arr.shape, dtype=object)
+    for idx in np.ndindex(arr.shape):
+        v = arr[idx]
+        where = f" at index {idx}" if arr.ndim else ""
+        if isinstance(v, (list, tuple, np.ndarray)):
+            raise ValueError(f"{name} could not be read as an array: its rows have different lengths")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (Rational, float, np.integer, np.floating)):
+            raise ValueError(f"{name} must hold numbers, got {v!r}{where}")
+        if isinstance(v, (float, np.floating)):
+            if not np.isfinite(v):
+                raise ValueError(f"{name} must hold finite numbers, got {v}{where}")
+            v = float(v)
+        out[idx] = Fraction(v) if not isinstance(v, np.integer) else Fraction(int(v))
+    if out.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {shape_str(out.shape)}")
+    if out.size == 0:
+        raise ValueError(f"{name} has no entries (shape {shape_str(out.shape)})")
+    if whole:
+        for idx in np.ndindex(out.shape):
+            if out[idx].denominator != 1:
+                raise ValueError(f"{name} must hold whole numbers, got {out[idx]} at index {idx}")
+    return out
