@@ -204,7 +204,7 @@ def head_picker(maps: dict, labels, static: list[dict] | None = None, titles: di
         names = (titles or {}).get(layer, ("queries", "keys"))
         draw_lines(right, w, rows, cols, color=LINE_COLORS[head % len(LINE_COLORS)],
                    query_title=names[0], key_title=names[1])
-        right.set_title(f"example {example}", fontsize=10)
+        right.set_title(f"test sequence {example}", fontsize=10)
         fig.tight_layout()
         return fig
 
@@ -222,7 +222,7 @@ def value_spectra(singular_values: dict, d_head: int):
     """Singular values of value-to-output maps, on a log scale. ``singular_values`` maps
     a label (``"head 0"``, ..., ``"all heads"``) to a 1-D array, largest first."""
     labels = list(singular_values)
-    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    fig, ax = plt.subplots(figsize=(8.5, 3.4))
     width = 0.8 / len(labels)
     for k, label in enumerate(labels):
         s = np.maximum(_np(singular_values[label]), 1e-12)
@@ -231,15 +231,16 @@ def value_spectra(singular_values: dict, d_head: int):
                edgecolor="#333333", linewidth=0.4)
     ax.set_yscale("log")
     ax.set_ylim(1e-9, None)
-    ax.axvline(d_head - 0.5 + 0.4, color="#c1121f", linestyle="--", linewidth=1)
-    ax.text(d_head - 0.1 + 0.4, ax.get_ylim()[1] * 0.3, f"d_head = {d_head}", color="#c1121f",
-            fontsize=9, va="top")
+    edge = d_head - 0.5 + 0.4
+    ax.axvline(edge, color="#c1121f", linestyle="--", linewidth=1)
+    ax.text(edge - 0.08, 1e-5, f"d_head = {d_head} ", color="#c1121f", fontsize=9, ha="right",
+            va="center")
     ax.set_xlabel("singular value number")
     ax.set_ylabel("singular value (log scale)")
     ax.set_xticks(np.arange(len(s)) + 0.4 - width / 2, range(1, len(s) + 1))
     ax.set_title("Each head's value-to-output map (down @ up) has rank d_head; their sum has "
                  "full rank", fontsize=10)
-    ax.legend(fontsize=8, ncol=len(labels), loc="lower left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
