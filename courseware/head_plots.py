@@ -231,10 +231,9 @@ def value_spectra(singular_values: dict, d_head: int):
                edgecolor="#333333", linewidth=0.4)
     ax.set_yscale("log")
     ax.set_ylim(1e-9, None)
-    edge = d_head - 0.5 + 0.4
-    ax.axvline(edge, color="#c1121f", linestyle="--", linewidth=1)
-    ax.text(edge - 0.08, 1e-5, f"d_head = {d_head} ", color="#c1121f", fontsize=9, ha="right",
-            va="center")
+    edge = d_head - 0.5 + 0.4 - width / 2  # the gap between group d_head and the next
+    ax.axvline(edge, color="#c1121f", linestyle="--", linewidth=1,
+               label=f"after d_head = {d_head} values")
     ax.set_xlabel("singular value number")
     ax.set_ylabel("singular value (log scale)")
     ax.set_xticks(np.arange(len(s)) + 0.4 - width / 2, range(1, len(s) + 1))
