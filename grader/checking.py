@@ -90,11 +90,20 @@ def _same_input(before, after) -> bool:
         return True
 
 
+def _learner_files(fn) -> set[str]:
+    """The files the learner's code lives in: a function's own, or a class's methods'."""
+    from .shortcuts import _functions_of
+
+    return {f.__code__.co_filename for f in _functions_of(fn)}
+
+
 def _learner_line(exc: BaseException, fn) -> str:
-    code = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    files = _learner_files(fn)
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if code is None or f.filename == code]
-    frame = (mine or frames)[-1] if frames else None
+    mine = [f for f in frames if not files or f.filename in files]
+    if files and not mine:
+        return ""  # raised before the learner's code ran (an exercise's call found a problem)
+    frame = mine[-1] if mine else None
     if frame is None:
         return ""
     text = (frame.line or "").strip()

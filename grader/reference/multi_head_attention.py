@@ -1,0 +1,321 @@
+"""Lesson 05: multi-head attention and cross-attention, in PyTorch.
+
+Row convention (tokens are rows): ``query [B, T_q, d_model]``, ``key`` and
+``value [B, T_k, d_model]``. Each of the ``h`` heads works on ``d_head = d_model / h``
+features; the heads run side by side as one batched product and are concatenated.
+
+Masks are boolean and **True means "may attend"** (as in
+``torch.nn.functional.scaled_dot_product_attention``; the opposite of
+``nn.MultiheadAttention``'s ``key_padding_mask``). ``MultiHeadAttention.forward``
+accepts, by number of axes:
+
+* 2 axes, ``[B, T_k]``: a key mask (False at padding), the same for every query and head;
+* 3 axes, ``[B, T_q, T_k]``: one mask per batch item, shared by all heads;
+* 4 axes, ``[B, h, T_q, T_k]``: one mask per head.
+
+Any axis but the last two (``T_q``, ``T_k``) may have size 1 and is broadcast; a 2-axis
+mask may also be ``[1, T_k]``. A query with no allowed key gets all-zero weights (not
+NaN), as in lesson 04; its output is then ``w_o``'s bias alone.
+
+This module imports nothing from other lessons: it is self-contained in torch.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..validation import shape_str
+
+__all__ = [
+    "split_heads",
+    "merge_heads",
+    "MultiHeadAttention",
+    "copy_from_torch",
+    "heads_one_by_one",
+    "mha_parameter_count",
+    "value_down_up",
+]
+
+LAYERS = ("w_q", "w_k", "w_v", "w_o")
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _positive_int(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def _heads_fit(d_model: int, n_heads: int, d_name: str = "d_model") -> int:
+    """``d_head``, or a ValueError when ``n_heads`` does not divide ``d_model``."""
+    _positive_int(n_heads, "n_heads")
+    if d_model % n_heads:
+        raise ValueError(
+            f"n_heads = {n_heads} does not divide {d_name} = {d_model}: every head needs "
+            f"the same number of features (d_head = {d_name} / n_heads)"
+        )
+    return d_model // n_heads
+
+
+def _tensor(x, name: str, ndim: int, what: str) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"{name} must be a torch.Tensor {what}, got {type(x).__name__}")
+    if x.dim() != ndim:
+        raise ValueError(f"{name} must have {ndim} axes {what}, got shape {shape_str(x.shape)}")
+    return x
+
+
+def _check_inputs(query, key, value, d_model: int) -> tuple[int, int, int]:
+    """(B, T_q, T_k) of valid attention inputs, or a ValueError naming the culprit."""
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        _tensor(x, name, 3, "[B, T, d_model]")
+        if x.shape[-1] != d_model:
+            raise ValueError(
+                f"{name} has {x.shape[-1]} features but the module has d_model = {d_model} "
+                f"(shape {shape_str(x.shape)})"
+            )
+    if key.shape[:2] != value.shape[:2]:
+        raise ValueError(
+            f"key and value must hold the same tokens: key has shape {shape_str(key.shape)}, "
+            f"value has shape {shape_str(value.shape)}"
+        )
+    if query.shape[0] != key.shape[0]:
+        raise ValueError(
+            f"query and key have different batch sizes: {shape_str(query.shape)} and "
+            f"{shape_str(key.shape)}"
+        )
+    return query.shape[0], query.shape[1], key.shape[1]
+
+
+def attention_mask(mask, batch: int, n_heads: int, t_q: int, t_k: int) -> torch.Tensor | None:
+    """``mask`` (see the module docstring) as a bool tensor that broadcasts to
+    ``[B, h, T_q, T_k]``, or None. Raises ValueError for any other shape or dtype."""
+    if mask is None:
+        return None
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        kind = mask.dtype if isinstance(mask, torch.Tensor) else type(mask).__name__
+        raise ValueError(f"mask must be a bool tensor (True = may attend), got {kind}")
+    given = tuple(mask.shape)
+    if mask.dim() == 2:
+        want, mask = "[B, T_k]", mask[:, None, None, :]
+    elif mask.dim() == 3:
+        want, mask = "[B, T_q, T_k]", mask[:, None, :, :]
+    elif mask.dim() == 4:
+        want = "[B, h, T_q, T_k]"
+    else:
+        raise ValueError(
+            f"mask must have 2 axes [B, T_k], 3 axes [B, T_q, T_k] or 4 axes "
+            f"[B, h, T_q, T_k], got shape {shape_str(given)}"
+        )
+    full = (batch, n_heads, t_q, t_k)
+    if mask.shape[-1] != t_k or any(m not in (1, f) for m, f in zip(mask.shape, full)):
+        raise ValueError(
+            f"mask of shape {shape_str(given)} does not fit {want} with B = {batch}, "
+            f"h = {n_heads}, T_q = {t_q}, T_k = {t_k} (an axis may also have size 1, "
+            f"except T_k)"
+        )
+    return mask
+
+
+# ----------------------------------------------------------------------------- heads
+
+def split_heads(x, n_heads):
+    """``[B, T, d_model] -> [B, h, T, d_head]``: head i gets features
+    ``i*d_head:(i+1)*d_head`` of every token, and the head axis moves in front of the
+    token axis so that every head is a separate ``[T, d_head]`` matrix."""
+    x = _tensor(x, "x", 3, "[B, T, d_model]")
+    batch, tokens, d_model = x.shape
+    d_head = _heads_fit(d_model, n_heads)
+    return x.reshape(batch, tokens, n_heads, d_head).transpose(1, 2)
+
+
+def merge_heads(x):
+    """``[B, h, T, d_head] -> [B, T, h*d_head]``, the inverse of :func:`split_heads`: the
+    heads' outputs for each token are concatenated, head 0 first."""
+    x = _tensor(x, "x", 4, "[B, h, T, d_head]")
+    batch, n_heads, tokens, d_head = x.shape
+    return x.transpose(1, 2).reshape(batch, tokens, n_heads * d_head)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with ``nn.Linear`` projections ``w_q, w_k, w_v, w_o``
+    (``d_model -> d_model``, with bias), the same parameters as
+    ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)``."""
+
+    def __init__(self, d_model: int, n_heads: int):
+        super().__init__()
+        _positive_int(d_model, "d_model")
+        self.d_head = _heads_fit(d_model, n_heads)
+        self.d_model, self.n_heads = d_model, n_heads
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+        self.w_o = nn.Linear(d_model, d_model)
+
+    def forward(self, query, key, value, mask=None):
+        """``(output [B, T_q, d_model], weights [B, h, T_q, T_k])``; ``mask``: True = may
+        attend, shapes as in the module docstring."""
+        batch, t_q, t_k = _check_inputs(query, key, value, self.d_model)
+        allowed = attention_mask(mask, batch, self.n_heads, t_q, t_k)
+        q = split_heads(self.w_q(query), self.n_heads)          # [B, h, T_q, d_head]
+        k = split_heads(self.w_k(key), self.n_heads)            # [B, h, T_k, d_head]
+        v = split_heads(self.w_v(value), self.n_heads)          # [B, h, T_k, d_head]
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if allowed is not None:
+            scores = scores.masked_fill(~allowed, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        if allowed is not None:
+            # A query with no allowed key: softmax of all -inf is NaN; give it no weight.
+            weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+        heads = weights @ v                                     # [B, h, T_q, d_head]
+        return self.w_o(merge_heads(heads)), weights
+
+    def extra_repr(self) -> str:
+        return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
+
+
+# ----------------------------------------------------------------------------- torch's module
+
+def _linear_layers(ours, name: str = "ours") -> dict[str, nn.Linear]:
+    layers = {}
+    for layer in LAYERS:
+        found = getattr(ours, layer, None)
+        if not isinstance(found, nn.Linear):
+            raise ValueError(f"{name}.{layer} must be an nn.Linear, got {type(found).__name__}")
+        layers[layer] = found
+    d_model = layers["w_q"].in_features
+    for layer, found in layers.items():
+        if (found.in_features, found.out_features) != (d_model, d_model):
+            raise ValueError(
+                f"{name}.{layer} maps {found.in_features} -> {found.out_features} features; "
+                f"every projection must map d_model -> d_model = {d_model} -> {d_model}"
+            )
+    return layers
+
+
+def _check_twin(ours, theirs) -> dict[str, nn.Linear]:
+    if not isinstance(theirs, nn.MultiheadAttention):
+        raise ValueError(f"theirs must be a torch.nn.MultiheadAttention, got {type(theirs).__name__}")
+    layers = _linear_layers(ours)
+    d_model = layers["w_q"].in_features
+    if not theirs.batch_first:
+        raise ValueError(
+            "theirs has batch_first=False, so it reads [T, B, d_model] inputs; create it with "
+            "batch_first=True to match ours ([B, T, d_model])"
+        )
+    if not theirs._qkv_same_embed_dim:
+        raise ValueError(
+            f"theirs has kdim={theirs.kdim}, vdim={theirs.vdim} != embed_dim="
+            f"{theirs.embed_dim}: its projections are separate matrices, not one in_proj_weight"
+        )
+    if theirs.bias_k is not None or theirs.add_zero_attn:
+        raise ValueError("theirs adds extra key/value positions (add_bias_kv or add_zero_attn)")
+    if theirs.embed_dim != d_model:
+        raise ValueError(f"theirs has embed_dim = {theirs.embed_dim} but ours has d_model = {d_model}")
+    n_heads = getattr(ours, "n_heads", theirs.num_heads)
+    if theirs.num_heads != n_heads:
+        raise ValueError(
+            f"theirs has num_heads = {theirs.num_heads} but ours has n_heads = {n_heads}: the "
+            f"weights would fit, but the heads would attend differently"
+        )
+    return layers
+
+
+def copy_from_torch(ours, theirs):
+    """Load the weights of ``theirs``, a ``torch.nn.MultiheadAttention(batch_first=True)``,
+    into ``ours`` (any module with ``w_q, w_k, w_v, w_o``), so that both give the same
+    output. Returns ``ours``.
+
+    torch stacks the three input projections in one ``in_proj_weight [3*d_model,
+    d_model]``: rows ``0:d`` are the query projection, ``d:2d`` the key projection,
+    ``2d:3d`` the value projection, each stored ``[out, in]`` like ``nn.Linear.weight``.
+    A module created with ``bias=False`` has no biases; ours then get zeros.
+    """
+    layers = _check_twin(ours, theirs)
+    d = theirs.embed_dim
+    weight, bias = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, name in enumerate(("w_q", "w_k", "w_v")):
+            layers[name].weight.copy_(weight[i * d:(i + 1) * d])
+            _copy_bias(layers[name], None if bias is None else bias[i * d:(i + 1) * d])
+        layers["w_o"].weight.copy_(theirs.out_proj.weight)
+        _copy_bias(layers["w_o"], theirs.out_proj.bias)
+    return ours
+
+
+def _copy_bias(layer: nn.Linear, bias) -> None:
+    if layer.bias is None:
+        if bias is not None and bool(bias.ne(0).any()):
+            raise ValueError("ours has a layer without bias, but theirs has a non-zero bias")
+        return
+    if bias is None:
+        layer.bias.zero_()
+    else:
+        layer.bias.copy_(bias)
+
+
+# ----------------------------------------------------------------------------- one head at a time
+
+def _heads_of(mha) -> tuple[int, int]:
+    layers = _linear_layers(mha, "mha")
+    d_model = layers["w_q"].in_features
+    n_heads = getattr(mha, "n_heads", None)
+    if n_heads is None:
+        raise ValueError("mha must have an n_heads attribute")
+    return d_model, _heads_fit(d_model, n_heads)
+
+
+def heads_one_by_one(x, mha):
+    """Self-attention of ``mha`` on ``x [B, T, d_model]``, one head at a time in a Python
+    loop. Head i uses rows ``i*d_head:(i+1)*d_head`` of ``w_q``, ``w_k`` and ``w_v`` (a
+    ``d_head x d_model`` slice of each ``[out, in]`` weight) and its own attention; the
+    heads' outputs are concatenated and projected by ``w_o``.
+
+    Returns ``(output, weights)``, equal to ``mha(x, x, x)``: h small products give the
+    same numbers as one big one.
+    """
+    d_model, d_head = _heads_of(mha)
+    x = _tensor(x, "x", 3, "[B, T, d_model]")
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x has {x.shape[-1]} features but mha has d_model = {d_model}")
+    outputs, maps = [], []
+    for head in range(mha.n_heads):
+        rows = slice(head * d_head, (head + 1) * d_head)
+        q = F.linear(x, mha.w_q.weight[rows], mha.w_q.bias[rows])   # [B, T, d_head]
+        k = F.linear(x, mha.w_k.weight[rows], mha.w_k.bias[rows])
+        v = F.linear(x, mha.w_v.weight[rows], mha.w_v.bias[rows])
+        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_head), dim=-1)
+        outputs.append(weights @ v)
+        maps.append(weights)
+    return mha.w_o(torch.cat(outputs, dim=-1)), torch.stack(maps, dim=1)
+
+
+def mha_parameter_count(d_model, n_heads):
+    """Parameters of multi-head attention: four ``d_model x d_model`` weights and four
+    biases of ``d_model``. The number of heads changes how the features are split, not
+    how many there are, so the count does not depend on ``n_heads``."""
+    _positive_int(d_model, "d_model")
+    _heads_fit(d_model, n_heads)
+    return 4 * d_model * d_model + 4 * d_model
+
+
+def value_down_up(mha, head):
+    """Seed 002's low-rank view of one head's value path, in the row convention.
+
+    Returns ``(down [d_model, d_head], up [d_head, d_model])``: ``down`` is the
+    transpose of rows ``head*d_head:(head+1)*d_head`` of ``w_v.weight`` (a token row
+    ``x`` maps to the head's value ``x @ down``), and ``up`` is the transpose of the same
+    columns of ``w_o.weight`` (the head's output ``y`` adds ``y @ up`` to the layer's
+    output). ``down @ up`` is the head's value-to-output map, of rank at most ``d_head``.
+    """
+    d_model, d_head = _heads_of(mha)
+    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < mha.n_heads:
+        raise ValueError(f"head must be an int from 0 to {mha.n_heads - 1}, got {head!r}")
+    rows = slice(head * d_head, (head + 1) * d_head)
+    down = mha.w_v.weight[rows, :].detach().T.clone()
+    up = mha.w_o.weight[:, rows].detach().T.clone()
+    return down, up
