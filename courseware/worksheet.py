@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from grader.reference.attention_by_hand import (  # noqa: F401  (X, W_*: for the notebook)
+from grader.reference.by_hand import (  # noqa: F401  (X, W_*: for the notebook)
     STEPS,
     W_K,
     W_Q,

@@ -8,7 +8,7 @@ import pytest
 
 from grader import CheckFailed, check
 from grader.exercises.attention_by_hand import read_matrix, review_worksheet
-from grader.reference.attention_by_hand import STEPS, new_worksheet, published_worksheet
+from grader.reference.by_hand import STEPS, new_worksheet, published_worksheet
 from grader.validation import as_fractions
 
 KEY = published_worksheet().key

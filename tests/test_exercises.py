@@ -50,3 +50,26 @@ def test_reference_rejects_bad_input_with_a_message(ex, bad):
     outcome = run(ex, ex.reference, bad.case)
     assert isinstance(outcome.error, ValueError), f"{ex.name} accepted bad input: {bad.why}"
     assert str(outcome.error).strip()
+
+
+def test_a_lesson_01_check_does_not_import_torch():
+    """References and exercises load lazily, lesson by lesson: the first check of lesson
+    01 (and each graded lesson-01 notebook) must not pay for importing torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from grader import check, reference\n"
+        "check('matmul_dot', reference.matmul_dot)\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_every_reference_name_resolves():
+    from grader import reference
+
+    for name in reference.__all__:
+        assert callable(getattr(reference, name)) or name.isupper(), name

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from grader import reference as ref
-from grader.reference.attention_by_hand import STEPS, W_K, W_Q, W_V, X, published_worksheet
+from grader.reference.by_hand import STEPS, W_K, W_Q, W_V, X, published_worksheet
 
 small = st.integers(-4, 4)
 dims = st.integers(1, 5)

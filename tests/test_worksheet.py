@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from courseware import worksheet as sheet
-from grader.reference.attention_by_hand import (
+from grader.reference.by_hand import (
     HAND_LIMITS,
     STEPS,
     attention_by_hand,

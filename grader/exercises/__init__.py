@@ -83,23 +83,46 @@ def register(*exercises: Exercise) -> None:
         EXERCISES[ex.name] = ex
 
 
-_loaded = False
+def _modules_in_lesson_order() -> list[str]:
+    """Exercise modules, the course's lessons first in reading order (a module is named
+    after its lesson's slug: ``01_matmul_views`` -> ``matmul_views``), then any other."""
+    from ..course import ROOT, assignments
+
+    names = sorted(
+        info.name for info in pkgutil.iter_modules(__path__)
+        if not info.name.startswith("_") and info.name != "cases"
+    )
+    try:
+        slugs = [a.split("_", 1)[1] for a in assignments(ROOT)]
+    except OSError:  # installed without the course's solutions/ folder
+        slugs = []
+    return [s for s in slugs if s in names] + [n for n in names if n not in slugs]
+
+
+_imported: set[str] = set()
+
+
+def _import(module: str) -> None:
+    if module not in _imported:
+        importlib.import_module(f"{__name__}.{module}")
+        _imported.add(module)
 
 
 def load_all() -> dict[str, Exercise]:
-    """Import every lesson module in this package once, then return the registry."""
-    global _loaded
-    if not _loaded:
-        for info in pkgutil.iter_modules(__path__):
-            if not info.name.startswith("_") and info.name != "cases":
-                importlib.import_module(f"{__name__}.{info.name}")
-        _loaded = True
+    """Import every lesson module in this package, then return the registry."""
+    for module in _modules_in_lesson_order():
+        _import(module)
     return EXERCISES
 
 
 def get(name: str) -> Exercise:
-    exercises = load_all()
-    if name not in exercises:
-        known = ", ".join(sorted(exercises))
+    """The exercise called ``name``, importing lesson modules in reading order only as far
+    as needed (so a lesson-01 check never imports torch)."""
+    for module in _modules_in_lesson_order():
+        if name in EXERCISES:
+            break
+        _import(module)
+    if name not in EXERCISES:
+        known = ", ".join(sorted(load_all()))
         raise KeyError(f"no exercise is called {name!r}. Known exercises: {known}")
-    return exercises[name]
+    return EXERCISES[name]

@@ -25,7 +25,7 @@ import numpy as np
 from .. import reference as ref
 from ..checking import CheckFailed
 from ..compare import difference
-from ..reference.attention_by_hand import STEPS, Worksheet, published_worksheet
+from ..reference.by_hand import STEPS, Worksheet, published_worksheet
 from ..validation import as_fractions, shape_str
 from . import BadInput, Case, Exercise, Misconception, register
 
