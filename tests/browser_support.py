@@ -305,15 +305,28 @@ interactive_figure(draw, {"temperature": widgets.FloatSlider(
 '''
 
 
-def write_widget_demo(path: Path) -> Path:
-    """A one-cell notebook with a `courseware.widgets.interactive_figure` under a
-    "temperature" slider: the widget path, tested before a lesson with a widget exists."""
+# What the page checks must catch: a code line wider than the notebook, a traceback, and
+# the cell after it, which Run All never reaches.
+FLAWED_CELLS = [
+    "weights = [0.1, 0.2, 0.7]  # " + "a comment far too long to read without scrolling " * 4,
+    "1 / 0",
+    "print('never reached')",
+]
+
+
+def write_notebook(path: Path, sources: list[str]) -> Path:
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(WIDGET_DEMO)]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)",
                                  "language": "python"}
     path.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, path)
     return path
+
+
+def write_widget_demo(path: Path) -> Path:
+    """A one-cell notebook with a `courseware.widgets.interactive_figure` under a
+    "temperature" slider: the widget path, tested before a lesson with a widget exists."""
+    return write_notebook(path, [WIDGET_DEMO])

@@ -2,7 +2,8 @@
 driven by Playwright in Debian's headless Chromium.
 
 - the lesson with the attention widget (02; lesson 01 until 02 exists) runs to the end
-  from Run > Run All Cells, and no cell shows an error or needs scrolling sideways;
+  from Run > Run All Cells, and no cell shows an error or needs scrolling sideways (and
+  these checks do catch a throwaway notebook with a traceback and a too-long line);
 - the attention widget's slider, dragged, redraws its figure (screenshots differ);
 - the Validate button passes the solution notebook;
 - in the student notebook the check cells are read-only and the cells come in order;
@@ -27,8 +28,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from browser_support import (STDERR, Lab, chromium, chromium_missing_reason, course_copy,
-                             jupyter_lab, write_widget_demo)
+from browser_support import (FLAWED_CELLS, STDERR, Lab, chromium, chromium_missing_reason,
+                             course_copy, jupyter_lab, write_notebook, write_widget_demo)
 from conftest import ROOT
 from grader.course import assignments, released_notebook, source_notebook
 
@@ -43,6 +44,7 @@ LESSON = WIDGET_LESSON if source_notebook(WIDGET_LESSON, ROOT).exists() else "01
 WIDGET_DEMO = "widget_demo/widget_demo.ipynb"
 WIDGET_NOTEBOOK = (f"solutions/{LESSON}/{LESSON}.ipynb" if LESSON == WIDGET_LESSON
                    else WIDGET_DEMO)
+FLAWED = "browser_checks/flawed.ipynb"
 
 
 def in_ci() -> bool:
@@ -67,6 +69,7 @@ def course(tmp_path_factory) -> Path:
     course = course_copy(ROOT, tmp_path_factory.mktemp("browser") / "course")
     if WIDGET_NOTEBOOK == WIDGET_DEMO:
         write_widget_demo(course / WIDGET_DEMO)
+    write_notebook(course / FLAWED, FLAWED_CELLS)
     done = subprocess.run([sys.executable, "-m", "nbgrader", "release_assignment", LESSON],
                           cwd=course, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -123,22 +126,48 @@ def _describe(cell: dict) -> str:
     return f"cell {cell['index']} ({cell['source'][:60]!r})"
 
 
+def shown_errors(cells: list[dict]) -> dict[int, str]:
+    """Cells showing a traceback or stderr text (Lab gives both one mime type): the last
+    lines of what they show, by cell index."""
+    return {c["index"]: "\n".join(o["text"].strip().splitlines()[-8:])
+            for c in cells for o in c["outputs"] if o["mime"] == STDERR}
+
+
+def not_run(cells: list[dict]) -> list[int]:
+    return [c["index"] for c in cells if c["kind"] == "code" and not re.search(r"\d", c["prompt"])]
+
+
+def too_wide(cells: list[dict]) -> dict[int, str]:
+    """Cells whose code or output is wider than the notebook (a sideways scroll bar)."""
+    return {c["index"]: ", ".join(c["wide"]) for c in cells if c["wide"]}
+
+
 def test_lesson_runs_to_the_end_without_errors(executed):
     _, cells = executed
-    code = [c for c in cells if c["kind"] == "code"]
-    assert code, "no code cell on the page"
-    not_run = [c for c in code if not re.search(r"\d", c["prompt"])]
-    shown = [(c, o["text"]) for c in code for o in c["outputs"] if o["mime"] == STDERR]
-    assert not shown, "cells show errors or warnings:\n\n" + "\n\n".join(
-        f"{_describe(c)}:\n" + "\n".join(text.strip().splitlines()[-8:]) for c, text in shown)
-    assert not not_run, f"Run All stopped before {_describe(not_run[0])}"
-    assert any(o["mime"] == "image/png" for c in code for o in c["outputs"]), "no figure shown"
+    assert any(c["kind"] == "code" for c in cells), "no code cell on the page"
+    errors = shown_errors(cells)
+    assert not errors, "cells show errors or warnings:\n\n" + "\n\n".join(
+        f"{_describe(cells[i])}:\n{text}" for i, text in errors.items())
+    stopped = not_run(cells)
+    assert not stopped, f"Run All stopped before {_describe(cells[stopped[0]])}"
+    assert any(o["mime"] == "image/png" for c in cells for o in c["outputs"]), "no figure shown"
 
 
 def test_no_cell_needs_scrolling_sideways(executed):
     _, cells = executed
-    wide = [f"{_describe(c)}: {', '.join(c['wide'])}" for c in cells if c["wide"]]
-    assert not wide, "content wider than the notebook:\n" + "\n".join(wide)
+    wide = too_wide(cells)
+    assert not wide, "content wider than the notebook:\n" + "\n".join(
+        f"{_describe(cells[i])}: {what}" for i, what in wide.items())
+
+
+def test_the_page_checks_catch_a_flawed_notebook(lab):
+    """The three checks above, on a notebook with a too-long line, a traceback and a cell
+    that Run All never reaches: each must point at its cell."""
+    lab.open(FLAWED)
+    cells = lab.run_all()
+    assert list(too_wide(cells)) == [0]
+    assert list(shown_errors(cells)) == [1] and "ZeroDivisionError" in shown_errors(cells)[1]
+    assert not_run(cells) == [2]
 
 
 def _changed_fraction(before: bytes, after: bytes) -> float:
@@ -200,6 +229,8 @@ def test_dragging_the_slider_redraws_the_figure(widget_lab, notebook):
     cell.scroll_into_view_if_needed()
     lab.shot("widget-cell-before", cell)
     before = figure.screenshot(path=str(lab.artifacts / "widget-figure-before.png"))
+    unchanged = _changed_fraction(before, figure.screenshot())
+    assert unchanged < 0.01, f"the figure changes by itself ({unchanged:.2%} of its pixels)"
     image_src = figure.locator("img").first.get_attribute("src")
     readout = slider.locator(".widget-readout").inner_text()
 
@@ -256,6 +287,7 @@ def test_student_notebook_keeps_its_cells_in_order_and_check_cells_read_only(lab
         lab.page.keyboard.press("Escape")
         return editor.inner_text()
 
+    lab.cell(locked[0]).scroll_into_view_if_needed()
     lab.shot("student-notebook")
     assert "zz" in type_into(solution[0]), "typing into a solution cell did nothing"
     for index in locked:
