@@ -25,9 +25,15 @@ $(STAMP): constraints.txt pyproject.toml
 	$(BIN)/jupyter labextension enable --level=sys_prefix @jupyter-widgets/jupyterlab-manager
 	touch $(STAMP)
 
+# The venv's scripts go on PATH: formgrader runs `alembic` from PATH to create the
+# gradebook.
+# LAB_DIR and LAB_ARGS let tests/test_browser.py run this very recipe on a copy of the course.
+LAB_DIR  ?= $(CURDIR)
+LAB_ARGS ?=
 lab: setup
-	$(BIN)/jupyter lab $(ROOT_FLAG) --ServerApp.root_dir="$(CURDIR)" --ServerApp.port=$(PORT) \
-		--LabApp.default_url=/lab/tree/notebooks
+	cd "$(LAB_DIR)" && PATH="$(abspath $(BIN)):$$PATH" "$(abspath $(BIN))/jupyter" lab $(ROOT_FLAG) \
+		--ServerApp.root_dir="$(LAB_DIR)" --ServerApp.port=$(PORT) \
+		--LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
 test: setup
 	$(BIN)/python -m pytest -n 2 --dist loadfile

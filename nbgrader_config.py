@@ -16,6 +16,9 @@ c.CourseDirectory.release_directory = "notebooks"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".*"]
 c.Exchange.root = os.path.join(here, ".nbgrader_exchange")
+# nbgrader never creates the exchange itself: without it the assignment list stays on
+# "Loading, please wait..." and formgrader warns that release and collect are unavailable.
+os.makedirs(c.Exchange.root, exist_ok=True)
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ExecutePreprocessor.timeout = 120

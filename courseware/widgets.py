@@ -32,7 +32,7 @@ def interactive_figure(draw: Callable[..., plt.Figure], controls: dict, static: 
     """Show ``draw(**values)`` under ``controls`` (a dict of name -> ipywidgets control).
 
     With a widget front end, returns the widget box (the last expression of a cell shows
-    it); every change of a control redraws. Without one, draws the figure for each dict of
+    it); every change of a control redraws (a slider when it is let go). Without one, draws the figure for each dict of
     values in ``static`` (default: the controls' initial values) and returns None.
     """
     initial = {name: control.value for name, control in controls.items()}
@@ -57,6 +57,14 @@ def interactive_figure(draw: Callable[..., plt.Figure], controls: dict, static: 
             plt.close(fig)
 
     for control in controls.values():
+        style = getattr(control, "style", None)
+        if style is not None and getattr(style, "description_width", None) == "":
+            # ipywidgets cuts descriptions at a fixed width ("temperat..."): show them whole.
+            style.description_width = "initial"
+        if control.has_trait("continuous_update"):
+            # Redraw when the slider is let go: a drag sends dozens of values, each redraw
+            # takes a tenth of a second, and the figure would lag seconds behind the slider.
+            control.continuous_update = False
         control.observe(redraw, names="value")
     redraw()
     return widgets.VBox([widgets.HBox(list(controls.values())), out])

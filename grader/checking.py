@@ -265,15 +265,15 @@ def _mutation_message(ex, case, outcome) -> str:
 
 
 def _success_line(ex: Exercise, cases: list[Case], hidden: bool) -> str:
-    notes = []
-    for case in cases:
-        if case.note and case.note not in notes:
-            notes.append(case.note)
-    kinds = f" ({', '.join(notes)})" if notes and not hidden else ""
+    """One ✓ line, then (visible checks only) a short second line listing what was tried."""
     label = " hidden" if hidden else ""
     n_bad = len(ex.bad_inputs)
-    extra = f"; {n_bad} bad input{'s' if n_bad != 1 else ''} raise{'s' if n_bad == 1 else ''} ValueError" if n_bad else ""
-    return f"✓ {ex.name}: all {len(cases)}{label} cases pass{kinds}{extra}."
+    rejected = f"; {n_bad} bad input{'s' if n_bad != 1 else ''} rejected with ValueError" if n_bad else ""
+    line = f"✓ {ex.name}: all {len(cases)}{label} cases pass{rejected}."
+    notes = list(dict.fromkeys(case.note for case in cases if case.note))
+    if notes and not hidden:
+        line += f"\n  tried: {', '.join(notes)}"
+    return line
 
 
 # ----------------------------------------------------------------------------- the check
