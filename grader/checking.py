@@ -15,6 +15,7 @@ the cases, or a general hint. Tolerances are documented in ``grader.compare``.
 from __future__ import annotations
 
 import copy
+import textwrap
 import traceback
 from dataclasses import dataclass
 
@@ -272,7 +273,8 @@ def _success_line(ex: Exercise, cases: list[Case], hidden: bool) -> str:
     line = f"✓ {ex.name}: all {len(cases)}{label} cases pass{rejected}."
     notes = list(dict.fromkeys(case.note for case in cases if case.note))
     if notes and not hidden:
-        line += f"\n  tried: {', '.join(notes)}"
+        line += "\n" + textwrap.fill(f"tried: {', '.join(notes)}", width=86,
+                                     initial_indent="  ", subsequent_indent="    ")
     return line
 
 
