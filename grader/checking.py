@@ -24,7 +24,7 @@ from . import exercises as registry
 from .compare import difference, to_numpy
 from .exercises import Case, Exercise, Misconception
 from .exercises.cases import non_contiguous
-from .shortcuts import missing_required_message, scan, shortcut_message
+from .shortcuts import _functions_of, missing_required_message, scan, shortcut_message
 from .validation import shape_str
 
 HIDDEN_SEED_OFFSET = 7919
@@ -83,10 +83,12 @@ def _same_input(before, after) -> bool:
 
 
 def _learner_line(exc: BaseException, fn) -> str:
-    code = getattr(getattr(fn, "__code__", None), "co_filename", None)
+    # The learner's files: a function's own, or those of a class's methods. An error
+    # raised outside them (say, while the check prepares a case) names no line.
+    files = {f.__code__.co_filename for f in _functions_of(fn)}
     frames = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in frames if code is None or f.filename == code]
-    frame = (mine or frames)[-1] if frames else None
+    mine = [f for f in frames if not files or f.filename in files]
+    frame = mine[-1] if mine else None
     if frame is None:
         return ""
     text = (frame.line or "").strip()
