@@ -342,7 +342,7 @@ def gradient_profile(model, tokens, targets) -> dict:
     stream = [float(s.grad.norm()) for s in states]
     differing = [float((s.grad - s.grad.mean(dim=-2, keepdim=True)).norm()) for s in states]
     model.zero_grad(set_to_none=True)
-    return {"block": block, "stream": stream, "differing": differing, "loss": float(loss)}
+    return {"block": block, "stream": stream, "differing": differing, "loss": loss.item()}
 
 
 # ----------------------------------------------------------------------------- the why-Q runs

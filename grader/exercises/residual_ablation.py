@@ -606,7 +606,14 @@ def _call_train(fn, case: Case):
 
     def go():
         with quiet():
-            return fn(spec.build(), task, steps, seed)
+            losses = fn(spec.build(), task, steps, seed)
+        # Loss tensors still attached to their graphs cannot be printed: detach them (the
+        # comparison still sees tensors and says so).
+        if isinstance(losses, torch.Tensor):
+            return losses.detach()
+        if isinstance(losses, (list, tuple)):
+            return type(losses)(v.detach() if isinstance(v, torch.Tensor) else v for v in losses)
+        return losses
 
     return _calling("train", fn, go)
 
@@ -837,17 +844,18 @@ def _direction_problem(pair, seed) -> str | None:
     loss_with, loss_without = _number(with_skips["final_loss"]), _number(without["final_loss"])
     if with_skips["losses"] == without["losses"] and s_with == s_without:
         return (f"seed {seed}, depth {depth}: the runs with and without residuals are "
-                f"identical. Is `residual` passed on to TinyTransformer (and from there to "
-                f"every Block)?")
+                f"identical, so the residual flag changes nothing. Pass `residual` on to "
+                f"TinyTransformer (which passes it on to every Block)")
     if not s_without[-1] > s_with[-1]:
         return (f"seed {seed}, depth {depth}: without residuals the tokens should start out "
                 f"more alike than with them (rank collapse), but the similarity at init is "
-                f"{s_without[-1]:.3f} without and {s_with[-1]:.3f} with. Are the two runs "
-                f"swapped, or is the similarity taken from the wrong layer?")
+                f"{s_without[-1]:.3f} without and {s_with[-1]:.3f} with. Check that the two "
+                f"runs are not swapped and that the similarities are taken after each layer, "
+                f"embeddings first")
     if not loss_without > loss_with:
         return (f"seed {seed}, depth {depth}: the model without residuals should end with the "
                 f"higher loss, but its final loss is {loss_without:.3f} against "
-                f"{loss_with:.3f} with residuals. Are the two runs swapped?")
+                f"{loss_with:.3f} with residuals. Check that the two runs are not swapped")
     return None
 
 
@@ -874,8 +882,8 @@ def _compare_ablation(expected: AblationRuns, actual: AblationRuns, case: Case) 
 def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     seeds = (1, 2) if hidden else (0,)
     note = f"seeds {', '.join(map(str, seeds))}" if hidden else "seed 0"
-    return [Case((CHECK_DEPTHS, CHECK_STEPS, seeds), note=f"{note}, one call per seed",
-                 tol=FLOAT64)]
+    return [Case((list(CHECK_DEPTHS), CHECK_STEPS, list(seeds)),
+                 note=f"{note}, one call per seed", tol=FLOAT64)]
 
 
 def _call_reference_or_learner(fn, case: Case):
@@ -892,9 +900,9 @@ register(Exercise(
     compare=_compare_ablation,
     arg_names=("depths", "steps", "seeds"),
     bad_inputs=[
-        BadInput(Case(((), 5, (0,))), "depths is empty"),
-        BadInput(Case(((1, 0), 5, (0,))), "a depth of 0 has no blocks"),
-        BadInput(Case(((1,), 0, (0,))), "steps is 0"),
+        BadInput(Case(([], 5, [0])), "depths is empty"),
+        BadInput(Case(([1, 0], 5, [0])), "a depth of 0 has no blocks"),
+        BadInput(Case(([1], 0, [0])), "steps is 0"),
     ],
     hint="For each depth, and residual in (True, False): torch.manual_seed(seed), build the "
     "model, measure the similarity after each layer, train, measure again, and append one "
