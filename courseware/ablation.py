@@ -28,6 +28,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+from matplotlib.ticker import NullFormatter
 
 # ----------------------------------------------------------------------------- the task
 
@@ -79,12 +80,14 @@ class Budget:
     steps: int
     variant_depth: int
     variant_steps: int
+    demo_steps: int
     seed: int = 0
     label: str = ""
 
 
-FULL = Budget(depths=(1, 2, 4, 8), steps=300, variant_depth=8, variant_steps=200, label="full")
-REDUCED = Budget(depths=(1, 4), steps=40, variant_depth=4, variant_steps=40,
+FULL = Budget(depths=(1, 2, 4, 8), steps=300, variant_depth=8, variant_steps=200,
+              demo_steps=300, label="full")
+REDUCED = Budget(depths=(1, 4), steps=40, variant_depth=4, variant_steps=30, demo_steps=150,
                  label="reduced (nbgrader is running this notebook)")
 
 
@@ -399,44 +402,45 @@ def _plus(ax, x, y):
 
 def block_diagram():
     """The pre-norm block with and without its two skips, drawn left to right."""
-    fig, axes = plt.subplots(2, 1, figsize=(10.5, 4.4))
+    fig, axes = plt.subplots(2, 1, figsize=(10.5, 3.9), gridspec_kw={"height_ratios": [1.9, 1]})
+    xs = {"in": 0.0, "ln1": 1.6, "attn": 3.4, "add1": 4.9, "ln2": 6.4, "mlp": 8.1,
+          "add2": 9.6, "out": 10.8}
     for ax, residual in zip(axes, (True, False)):
         y = 0.0
-        xs = {"in": 0.0, "ln1": 1.6, "attn": 3.4, "add1": 4.9, "ln2": 6.4, "mlp": 8.1,
-              "add2": 9.6, "out": 10.8}
         ax.text(xs["in"], y, "x", ha="center", va="center", fontsize=12, fontweight="bold")
         _box(ax, xs["ln1"], y, "LayerNorm 1", "#f1f1f1")
         _box(ax, xs["attn"], y, "attention", "#8ecae6", w=1.7)
         _box(ax, xs["ln2"], y, "LayerNorm 2", "#f1f1f1")
         _box(ax, xs["mlp"], y, "MLP", "#f4a261", w=1.5)
-        _arrow(ax, (xs["in"] + 0.2, y), (xs["ln1"] - 0.8, y))
-        _arrow(ax, (xs["ln1"] + 0.8, y), (xs["attn"] - 0.9, y))
-        _arrow(ax, (xs["ln2"] + 0.8, y), (xs["mlp"] - 0.8, y))
+        _arrow(ax, (xs["in"] + 0.2, y), (xs["ln1"] - 0.76, y))
+        _arrow(ax, (xs["ln1"] + 0.76, y), (xs["attn"] - 0.86, y))
+        _arrow(ax, (xs["ln2"] + 0.76, y), (xs["mlp"] - 0.76, y))
         if residual:
             _plus(ax, xs["add1"], y)
             _plus(ax, xs["add2"], y)
-            _arrow(ax, (xs["attn"] + 0.9, y), (xs["add1"] - 0.2, y))
-            _arrow(ax, (xs["add1"] + 0.2, y), (xs["ln2"] - 0.8, y))
-            _arrow(ax, (xs["mlp"] + 0.8, y), (xs["add2"] - 0.2, y))
+            _arrow(ax, (xs["attn"] + 0.86, y), (xs["add1"] - 0.2, y))
+            _arrow(ax, (xs["add1"] + 0.2, y), (xs["ln2"] - 0.76, y))
+            _arrow(ax, (xs["mlp"] + 0.76, y), (xs["add2"] - 0.2, y))
             _arrow(ax, (xs["add2"] + 0.2, y), (xs["out"] - 0.25, y))
             # The skips leave the stream *before* the norm and rejoin after the sublayer.
             _arrow(ax, (xs["in"] + 0.3, y + 0.15), (xs["add1"] - 0.05, y + 0.2), color=RES,
-                   rad=-0.35, lw=2)
+                   rad=-0.38, lw=2)
             _arrow(ax, (xs["add1"] + 0.1, y + 0.2), (xs["add2"] - 0.05, y + 0.2), color=RES,
-                   rad=-0.45, lw=2)
-            ax.text(xs["add1"] - 2.4, 1.25, "skip: x itself, before the norm", color=RES,
-                    ha="center", fontsize=10)
-            ax.text(xs["add2"] - 1.6, 1.25, "skip: the updated stream", color=RES,
-                    ha="center", fontsize=10)
+                   rad=-0.38, lw=2)
+            ax.text((xs["in"] + xs["add1"]) / 2, 1.2, "skip: x itself, taken before the norm",
+                    color=RES, ha="center", fontsize=10)
+            ax.text((xs["add1"] + xs["add2"]) / 2, 1.2, "skip: the updated stream",
+                    color=RES, ha="center", fontsize=10)
             title = "residual=True:   x = x + attn(ln1(x)),   then   x = x + mlp(ln2(x))"
+            ax.set_ylim(-0.5, 1.55)
         else:
-            _arrow(ax, (xs["attn"] + 0.9, y), (xs["ln2"] - 0.8, y))
-            _arrow(ax, (xs["mlp"] + 0.8, y), (xs["out"] - 0.25, y))
+            _arrow(ax, (xs["attn"] + 0.86, y), (xs["ln2"] - 0.76, y))
+            _arrow(ax, (xs["mlp"] + 0.76, y), (xs["out"] - 0.25, y))
             title = "residual=False:   x = attn(ln1(x)),   then   x = mlp(ln2(x))"
+            ax.set_ylim(-0.5, 0.55)
         ax.text(xs["out"], y, "out", ha="center", va="center", fontsize=11, fontweight="bold")
         ax.set_title(title, fontsize=11, loc="left")
         ax.set_xlim(-0.4, 11.2)
-        ax.set_ylim(-0.6, 1.7)
         ax.set_aspect("equal")
         ax.axis("off")
     fig.tight_layout()
@@ -455,6 +459,11 @@ def _smooth(values, width: int = 10) -> np.ndarray:
     kernel = np.ones(width) / width
     head = np.cumsum(values[:width - 1]) / np.arange(1, width)
     return np.concatenate([head, np.convolve(values, kernel, mode="valid")])
+
+
+def _chance_label(ax, chance: float) -> None:
+    ax.text(0.98, chance, "chance: ln 8", transform=ax.get_yaxis_transform(), ha="right",
+            va="bottom", fontsize=9, color="#555555")
 
 
 def loss_curves(rows, chance: float = TASK.chance_loss):
@@ -477,8 +486,8 @@ def loss_curves(rows, chance: float = TASK.chance_loss):
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("cross-entropy loss")
-    axes[0][0].text(1, chance, " chance: ln 8", va="bottom", fontsize=9, color="#555555")
-    axes[0][0].legend(loc="lower left", fontsize=9)
+    _chance_label(axes[0][-1], chance)
+    axes[0][-1].legend(loc="best", fontsize=9)
     fig.suptitle("Training loss on the add-the-first-token task (thin: each step; thick: "
                  "mean of 10)", fontsize=11)
     fig.tight_layout()
@@ -520,16 +529,23 @@ def gradient_figure(profiles: dict):
             continue
         label = "with residuals" if residual else "without"
         blocks = np.arange(1, len(prof["block"]) + 1)
-        axes[0].semilogy(blocks, prof["block"], "o-", color=color, label=label)
+        axes[0].plot(blocks, prof["block"], "o-", color=color, label=label)
         layers = np.arange(len(prof["differing"]))
         axes[1].semilogy(layers, np.maximum(prof["differing"], 1e-30), "o-", color=color,
                          label=label)
+    axes[1].yaxis.set_minor_formatter(NullFormatter())
+    n_blocks = max(len(p["block"]) for p in profiles.values()) if profiles else 1
+    axes[0].set_xticks(range(1, n_blocks + 1))
+    axes[1].set_xticks(range(n_blocks + 1))
     axes[0].set_title("gradient norm of each block's weights")
     axes[0].set_xlabel("block")
+    axes[0].set_ylim(bottom=0)
+    axes[0].set_ylabel("norm")
+    axes[1].set_ylabel("norm (log scale)")
     axes[1].set_title("part of the stream's gradient that\ndiffers from token to token")
     axes[1].set_xlabel("layer (0 = embeddings)")
     for ax in axes:
-        ax.grid(alpha=0.3, which="both")
+        ax.grid(alpha=0.3)
         ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
@@ -537,18 +553,18 @@ def gradient_figure(profiles: dict):
 
 def variant_curves(results: dict, depth: int, chance: float = TASK.chance_loss):
     """Loss curves of ``run_skip_variants``."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.8))
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
     for skip, losses in results.items():
         steps = np.arange(1, len(losses) + 1)
         ax.plot(steps, losses, color=SKIP_COLORS.get(skip), alpha=0.25, linewidth=0.8)
         ax.plot(steps, _smooth(losses), color=SKIP_COLORS.get(skip), linewidth=2,
                 label=SKIPS.get(skip, skip))
     ax.axhline(chance, color="#777777", linestyle="--", linewidth=1)
-    ax.text(1, chance, " chance: ln 8", va="bottom", fontsize=9, color="#555555")
+    _chance_label(ax, chance)
     ax.set_xlabel("training step")
     ax.set_ylabel("cross-entropy loss")
     ax.set_title(f"What the attention skip carries, {depth} layers, same initial weights")
-    ax.legend(fontsize=9, loc="lower left")
+    ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

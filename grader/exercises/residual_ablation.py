@@ -11,10 +11,11 @@ How each is checked:
 * ``train`` exactly, as a component: a small float64 model and a small task, a few steps,
   so the same batches and the same Adam updates give the same losses.
 * ``run_ablation`` never by its losses: by the shape of its result and by the direction of
-  the effect, for every seed of the case: at the deepest depth the model without skips ends
-  with a higher loss and starts with more similar tokens than the one with skips. A reduced
-  budget (depths 1 and 4, 30 steps) keeps a graded run short; the effect is large there
-  (over seeds 0-19 the loss gap is at least 0.12 and the similarity gap at least 0.7).
+  the effect: at the deepest depth the model without skips ends with a higher loss and starts
+  with more similar tokens than the one with skips. The visible check runs seed 0; the hidden
+  test cell repeats it and adds seed 1, so a graded notebook is checked over two seeds. A
+  reduced budget (depths 1 and 4, 30 steps) keeps a graded run short; the effect is large
+  there (over seeds 0-19 the loss gap is at least 0.12 and the similarity gap at least 0.7).
 """
 from __future__ import annotations
 
@@ -880,8 +881,8 @@ def _compare_ablation(expected: AblationRuns, actual: AblationRuns, case: Case) 
 
 
 def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    seeds = (1, 2) if hidden else (0,)
-    note = f"seeds {', '.join(map(str, seeds))}" if hidden else "seed 0"
+    seeds = (1,) if hidden else (0,)
+    note = f"seed {seeds[0]}"
     return [Case((list(CHECK_DEPTHS), CHECK_STEPS, list(seeds)),
                  note=f"{note}, one call per seed", tol=FLOAT64)]
 
