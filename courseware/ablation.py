@@ -105,11 +105,9 @@ def configure_torch(threads: int = 1) -> None:
 
     One thread: the matrices are tiny, so a second thread has little to share and a lot to
     wait for. On a busy two-core machine the full sweep took 17 s of CPU time with one
-    thread and 290 s with two. Denormal floats are flushed to zero: a network without
-    skips collapses and produces tiny numbers whose arithmetic is very slow.
+    thread and 290 s with two.
     """
     torch.set_num_threads(max(1, min(threads, os.cpu_count() or 1)))
-    torch.set_flush_denormal(True)
 
 
 @contextlib.contextmanager
