@@ -338,8 +338,10 @@ def gradient_profile(model, tokens, targets) -> dict:
     loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                              targets.reshape(-1))
     loss.backward()
-    block = [math.sqrt(sum(float(p.grad.pow(2).sum()) for p in b.parameters() if p.grad is not None))
-             for b in _blocks(model)]
+    block = [
+        math.sqrt(sum(float(p.grad.pow(2).sum()) for p in b.parameters() if p.grad is not None))
+        for b in _blocks(model)
+    ]
     stream = [float(s.grad.norm()) for s in states]
     differing = [float((s.grad - s.grad.mean(dim=-2, keepdim=True)).norm()) for s in states]
     model.zero_grad(set_to_none=True)

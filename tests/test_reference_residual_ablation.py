@@ -216,7 +216,8 @@ def sweep():
 
 def test_run_ablation_rows(sweep):
     rows = sweep[0]
-    assert [(r["depth"], r["residual"]) for r in rows] == [(1, True), (1, False), (4, True), (4, False)]
+    runs = [(r["depth"], r["residual"]) for r in rows]
+    assert runs == [(1, True), (1, False), (4, True), (4, False)]
     for r in rows:
         assert len(r["losses"]) == 30
         assert r["final_loss"] == pytest.approx(np.mean(r["losses"][-10:]))

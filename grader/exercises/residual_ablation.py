@@ -467,7 +467,8 @@ def similarity_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     cases = [
         Case((_t([[1.0, 0.0], [0.0, 2.0]]),), note="orthogonal tokens"),
         Case((_t([[1.0, 2.0], [2.0, 4.0], [-3.0, -6.0]]),), note="parallel and opposite tokens"),
-        Case((_t([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0], [1.0, 2.0, 0.0]]),), note="collapsed: one token repeated"),
+        Case((_t([[1.0, 2.0, 0.0], [1.0, 2.0, 0.0], [1.0, 2.0, 0.0]]),),
+             note="collapsed: one token repeated"),
         Case((_tensor(rng, (3, 4)),), note="one sequence"),
         Case((_tensor(rng, (2, 3, 4), offset=0.3),), note="a batch of two"),
         Case((_tensor(rng, (2, 2, 3, 2)),), note="two batch axes"),
