@@ -25,7 +25,7 @@ from . import exercises as registry
 from .compare import difference, to_numpy
 from .exercises import Case, Exercise, Misconception
 from .exercises.cases import non_contiguous
-from .shortcuts import missing_required_message, scan, shortcut_message
+from .shortcuts import _functions_of, missing_required_message, scan, shortcut_message
 from .validation import shape_str
 
 HIDDEN_SEED_OFFSET = 7919
@@ -93,8 +93,6 @@ def _same_input(before, after) -> bool:
 
 def _learner_files(fn) -> set[str]:
     """The files the learner's code lives in: a function's own, or a class's methods'."""
-    from .shortcuts import _functions_of
-
     return {f.__code__.co_filename for f in _functions_of(fn)}
 
 
