@@ -15,6 +15,7 @@ the cases, or a general hint. Tolerances are documented in ``grader.compare``.
 from __future__ import annotations
 
 import copy
+import re
 import textwrap
 import traceback
 from dataclasses import dataclass
@@ -129,6 +130,11 @@ def _compare(ex: Exercise, expected, actual, case: Case) -> str | None:
     return difference(expected, actual, case.tol)
 
 
+def _error_gist(exc: BaseException) -> str:
+    """An error's message without the numbers in it (shapes and values vary by case)."""
+    return re.sub(r"-?\d+(\.\d+)?", "#", str(exc)).strip()
+
+
 def _agrees(ex: Exercise, mis: Misconception, case: Case, outcome: Outcome, expected) -> tuple[bool, bool]:
     """(does the misconception behave like the learner here, is that agreement telling)."""
     wrong = run(ex, mis.impl, case)
@@ -138,9 +144,11 @@ def _agrees(ex: Exercise, mis: Misconception, case: Case, outcome: Outcome, expe
             and wrong.error is not None
             and type(outcome.error) is type(wrong.error)
         )
-        # Raising where the reference returns a result is telling too (a missing batch
-        # axis, a check on the wrong axis), since the reference ran on this very case.
-        return same, same
+        # Raising where the reference returns a result is telling (a missing batch axis,
+        # a check on the wrong axis) only when the error says the same thing: many
+        # different mistakes raise a ValueError on the same input.
+        telling = same and _error_gist(outcome.error) == _error_gist(wrong.error)
+        return same, telling
     same = _compare(ex, wrong.value, outcome.value, case) is None
     telling = same and _compare(ex, expected, wrong.value, case) is not None
     return same, telling
@@ -253,10 +261,19 @@ def _error_message(ex, case, outcome, mis) -> str:
 
 
 def _mutation_message(ex, case, outcome) -> str:
+    names = list(case.names) + list(case.kwargs)
+    value = None
+    if outcome.mutated in names:
+        i = names.index(outcome.mutated)
+        value = case.args[i] if i < len(case.args) else case.kwargs[outcome.mutated]
+    if type(value).__module__.startswith("torch"):
+        fix = "Build a new tensor (`x = x + a`, not `x += a`), or work on `x.clone()`."
+    else:
+        fix = "Build a new array (`x = x + a`, not `x += a`), or work on `x.copy()`."
     return "\n".join([
         f"{ex.name} changed its input `{outcome.mutated}` in place.",
         "A function like this must leave its arguments as they were: the caller may use them",
-        "again. Work on a copy (for example `x = x.copy()`) or build a new array.",
+        f"again. {fix}",
         "",
         f"Input{_case_title(case)}:",
         describe_input(case),
@@ -268,7 +285,8 @@ def _success_line(ex: Exercise, cases: list[Case], hidden: bool) -> str:
     label = " hidden" if hidden else ""
     n_bad = len(ex.bad_inputs)
     rejected = f"; {n_bad} bad input{'s' if n_bad != 1 else ''} rejected with ValueError" if n_bad else ""
-    line = f"✓ {ex.name}: all {len(cases)}{label} cases pass{rejected}."
+    count = f"all {len(cases)}{label} cases pass" if len(cases) != 1 else f"the{label} case passes"
+    line = f"✓ {ex.name}: {count}{rejected}."
     notes = list(dict.fromkeys(case.note for case in cases if case.note))
     if notes and not hidden:
         line += "\n" + textwrap.fill(f"tried: {', '.join(notes)}", width=86,

@@ -173,6 +173,16 @@ def _cols_not_reset(A, B):
     return np.cumsum(_product(A, B), axis=1)
 
 
+def _integer_accumulator(A, B):
+    """Stores each entry into an integer array, which cuts the fraction off."""
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]), dtype=int)
+    for i in range(A.shape[0]):
+        for j in range(B.shape[1]):
+            C[i, j] = np.sum(A[i, :] * B[:, j])
+    return C
+
+
 def _row_dot_row(A, B):
     A, B = matmul_operands(A, B)
     return np.array([[np.sum(A[i] * B[j]) for j in range(B.shape[0])] for i in range(A.shape[0])])
@@ -211,6 +221,13 @@ LAST_TERM = Misconception(
     _last_term_only,
     "your result equals the last term of the sum alone. Inside the loop over p you "
     "probably wrote `=` where you need `+=`, so each new term replaced the ones before.",
+)
+INTEGER_ACCUMULATOR = Misconception(
+    "integer result array",
+    _integer_accumulator,
+    "your result is the product with every fraction cut off: the array you fill has an "
+    "integer dtype (`np.zeros(..., dtype=int)`, or `np.zeros_like` of an integer array), "
+    "so each float is truncated when it is stored. Create C with a float dtype.",
 )
 RUNNING_TOTAL = Misconception(
     "running sum never reset",
@@ -253,7 +270,7 @@ def _product_exercise(name, reference, extra, hint):
 
 register(
     _product_exercise(
-        "matmul_dot", ref.matmul_dot, [RUNNING_TOTAL, ROW_DOT_ROW],
+        "matmul_dot", ref.matmul_dot, [RUNNING_TOTAL, ROW_DOT_ROW, INTEGER_ACCUMULATOR],
         "C[i, j] is the dot product of row i of A (`A[i, :]`) and column j of B (`B[:, j]`).",
     ),
     _product_exercise(
@@ -367,6 +384,12 @@ def _einsum_k_not_transposed(Q, K):
     return np.einsum("...qd,...dk->...qk", np.asarray(Q, float), np.asarray(K, float))
 
 
+def _einsum_with_k_dot_t(Q, K):
+    """Transposes K with .T first, which on a batch reverses every axis."""
+    Q, K = np.asarray(Q, float), np.asarray(K, float)
+    return np.einsum("...qd,...dk->...qk", Q, K.T)
+
+
 def _einsum_swapped_output(Q, K):
     return np.einsum("...qd,...kd->...kq", np.asarray(Q, float), np.asarray(K, float))
 
@@ -384,6 +407,12 @@ register(Exercise(
             "K used untransposed", _einsum_k_not_transposed,
             "your subscripts read K as [d, T_k] (`...dk`). K holds one key per row, "
             "[T_k, d], so its subscripts are `...kd`; the shared letter d is summed.",
+        ),
+        Misconception(
+            "K.T on a batched array", _einsum_with_k_dot_t,
+            "you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
+            "[batch, T_k, d] becomes [d, T_k, batch] and the batch axes no longer line up. "
+            "einsum needs no transpose at all: give K the subscripts `...kd`.",
         ),
         Misconception(
             "output axes swapped", _einsum_swapped_output,
