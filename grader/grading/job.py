@@ -1,0 +1,167 @@
+"""The per-submission job: a self-contained function from a submission and the course's
+notebooks to a result record and an autograded notebook.
+
+:class:`Job` holds everything the job needs as plain data (notebook JSON, file bytes,
+limits, the sandbox to use), so a job can run in a worker process here or, later, on
+another machine. :func:`run_job` never raises: a problem of the grader itself becomes a
+result with status ``failed`` and the reason.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import nbformat
+
+from .kernel import Kernel, KernelStartError, run_notebook
+from .repair import assemble, read_submission
+from .sandbox import Limits, Sandbox
+from .scoring import missing_tests, score
+
+
+@dataclass
+class Job:
+    student: str
+    assignment: str
+    notebook: str  # the assignment's notebook file name, e.g. "01_matmul_views.ipynb"
+    source: dict  # the source notebook (solutions and hidden tests), as JSON
+    release: dict  # the released notebook, as JSON
+    files: dict[str, bytes]  # the submitted assignment folder: relative path -> content
+    submitted_as: str | None  # which of ``files`` is this notebook (None: not submitted)
+    course_files: dict[str, bytes] = field(default_factory=dict)  # replace the student's copies
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
+    limits: Limits = field(default_factory=Limits)
+    scratch: str = ""  # where the private directory is made ("" : the system's temp dir)
+    font_cache: str = ""  # matplotlib's font list to copy in, so kernels do not rebuild it
+    notes: list[str] = field(default_factory=list)  # said while reading the submission
+
+
+@dataclass
+class JobResult:
+    student: str
+    assignment: str
+    notebook: str
+    status: str  # graded | missing | failed (the grader could not grade it)
+    tests: list[dict] = field(default_factory=list)
+    manual: list[dict] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    autograded: dict | None = None
+    error: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(t["points"] for t in self.tests)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t["max"] for t in self.tests)
+
+
+def _safe_relative(name: str) -> PurePosixPath | None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or not path.parts or any(p in ("..", "") for p in path.parts):
+        return None
+    return path
+
+
+def _write_files(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        rel = _safe_relative(name)
+        if rel is None:
+            continue
+        target = root.joinpath(*rel.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            continue
+        target.write_bytes(data)
+
+
+def kernel_env(home: Path, tmp: str) -> dict[str, str]:
+    """A clean environment: nothing of the grader's (tokens, paths) reaches student code."""
+    return {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home), "USER": "student", "LOGNAME": "student",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": tmp,
+        "MPLCONFIGDIR": str(home / ".matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"),
+        "NBGRADER_EXECUTION": "autograde", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+        # One thread per kernel: the batch already runs one kernel per core.
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
+    }
+
+
+def _result(job: Job, status: str, start: float, **kw) -> JobResult:
+    return JobResult(job.student, job.assignment, job.notebook, status, notes=list(job.notes),
+                     seconds=time.monotonic() - start, **kw)
+
+
+def run_job(job: Job) -> JobResult:
+    """Grade one notebook of one submission. Never raises."""
+    start = time.monotonic()
+    try:
+        return _run(job, start)
+    except Exception:  # noqa: BLE001 (a bug of the grader must not stop the batch)
+        return _result(job, "failed", start, error=traceback.format_exc())
+
+
+def _run(job: Job, start: float) -> JobResult:
+    source = nbformat.from_dict(job.source)
+    release = nbformat.from_dict(job.release)
+    if job.submitted_as is None or job.submitted_as not in job.files:
+        submitted, problem = None, f"No notebook {job.notebook} was submitted."
+    else:
+        submitted, problem = read_submission(job.files[job.submitted_as])
+        problem = problem and f"{job.submitted_as}: {problem}."
+    plan = assemble(source, release, submitted)
+    if submitted is None:
+        tests = missing_tests(plan, problem)
+        manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
+        return _result(job, "missing", start, tests=tests, manual=manual, repairs=[],
+                       autograded=plan.nb, notes=[*job.notes, problem])
+
+    job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
+    try:
+        work, home = job_dir / "work", job_dir / "home"
+        for d in (work, home, home / ".matplotlib", job_dir / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        _write_files(work, job.files)
+        _write_files(work, job.course_files)
+        if job.font_cache and os.path.isfile(job.font_cache):
+            shutil.copy(job.font_cache, home / ".matplotlib")
+        tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(job_dir / "tmp")
+        env = kernel_env(home, tmp)
+        job.sandbox.hand_over(job_dir)
+
+        def make_kernel(n: int) -> Kernel:
+            return Kernel(job_dir, work, job.sandbox, job.limits, env, n)
+
+        try:
+            runs = run_notebook(plan.nb, make_kernel, job.limits, lambda i: plan.kinds[i] != "test")
+        except KernelStartError:  # once more: a busy machine can be slow to start a kernel
+            runs = run_notebook(plan.nb, make_kernel, job.limits, lambda i: plan.kinds[i] != "test")
+        tests, manual, incidents = score(plan, runs)
+    except KernelStartError as exc:
+        return _result(job, "failed", start, error=str(exc))
+    finally:
+        shutil.rmtree(job_dir, ignore_errors=True)
+    return _result(job, "graded", start, tests=tests, manual=manual, repairs=plan.repairs,
+                   incidents=incidents, autograded=plan.nb)
+
+
+def _manual_cells(plan):
+    from .repair import nbgrader_meta
+
+    for cell, kind in zip(plan.nb.cells, plan.kinds):
+        if kind == "manual":
+            meta = nbgrader_meta(cell)
+            yield meta.get("grade_id", cell.id), float(meta.get("points", 0) or 0)
