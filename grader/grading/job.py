@@ -17,12 +17,11 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-import nbformat
-
+from . import nbjson
 from .kernel import Kernel, KernelStartError, run_notebook
 from .repair import assemble, read_submission
 from .sandbox import Limits, Sandbox
-from .scoring import missing_tests, score
+from .scoring import answers, missing_tests, score
 
 
 @dataclass
@@ -50,6 +49,7 @@ class JobResult:
     status: str  # graded | missing | failed (the grader could not grade it)
     tests: list[dict] = field(default_factory=list)
     manual: list[dict] = field(default_factory=list)
+    answers: list[dict] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -101,7 +101,8 @@ def kernel_env(home: Path, tmp: str) -> dict[str, str]:
 
 
 def _result(job: Job, status: str, start: float, **kw) -> JobResult:
-    return JobResult(job.student, job.assignment, job.notebook, status, notes=list(job.notes),
+    kw.setdefault("notes", list(job.notes))
+    return JobResult(job.student, job.assignment, job.notebook, status,
                      seconds=time.monotonic() - start, **kw)
 
 
@@ -115,8 +116,8 @@ def run_job(job: Job) -> JobResult:
 
 
 def _run(job: Job, start: float) -> JobResult:
-    source = nbformat.from_dict(job.source)
-    release = nbformat.from_dict(job.release)
+    source = nbjson.from_dict(job.source)
+    release = nbjson.from_dict(job.release)
     if job.submitted_as is None or job.submitted_as not in job.files:
         submitted, problem = None, f"No notebook {job.notebook} was submitted."
     else:
@@ -126,7 +127,8 @@ def _run(job: Job, start: float) -> JobResult:
     if submitted is None:
         tests = missing_tests(plan, problem)
         manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
-        return _result(job, "missing", start, tests=tests, manual=manual, repairs=[],
+        return _result(job, "missing", start, tests=tests, manual=manual,
+                       answers=[{**a, "answered": False} for a in answers(plan)],
                        autograded=plan.nb, notes=[*job.notes, problem])
 
     job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
@@ -154,8 +156,8 @@ def _run(job: Job, start: float) -> JobResult:
         return _result(job, "failed", start, error=str(exc))
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
-    return _result(job, "graded", start, tests=tests, manual=manual, repairs=plan.repairs,
-                   incidents=incidents, autograded=plan.nb)
+    return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
+                   repairs=plan.repairs, incidents=incidents, autograded=plan.nb)
 
 
 def _manual_cells(plan):

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 
-import nbformat
 from jupyter_client import KernelManager
 
+from . import nbjson
 from .sandbox import Limits, Sandbox
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
@@ -110,7 +110,7 @@ class _Outputs:
             return
         if self.clear_pending:
             self.outputs, self.size, self.clear_pending = [], 0, False
-        out = nbformat.v4.output_from_msg(msg)
+        out = nbjson.output_from_msg(msg)
         size = len(out.text) if kind == "stream" else len(str(content))
         if kind != "error" and self.size + size > self.cap:
             self.cut = True
@@ -128,12 +128,12 @@ class _Outputs:
     def finish(self) -> list:
         if self.cut:
             note = f"\n[output cut: this cell printed more than {self.cap:,} characters]\n"
-            self.outputs.append(nbformat.v4.new_output("stream", name="stderr", text=note))
+            self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
         return self.outputs
 
 
 def error_output(ename: str, evalue: str):
-    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+    return nbjson.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
 class Kernel:

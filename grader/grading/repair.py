@@ -21,7 +21,7 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import nbformat
+from . import nbjson
 
 CELL_TYPES = ("code", "markdown", "raw")
 
@@ -30,7 +30,7 @@ CELL_TYPES = ("code", "markdown", "raw")
 class Plan:
     """The notebook to run and what each of its cells is."""
 
-    nb: nbformat.NotebookNode
+    nb: nbjson.Node
     kinds: list[str]  # per cell: answer, manual, test, locked, plain, added
     grade_ids: list[str]  # per cell; "" for cells without one
     repairs: list[str] = field(default_factory=list)
@@ -74,7 +74,9 @@ def read_submission(data: bytes) -> tuple[dict | None, str]:
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"the file is not a readable notebook (not valid JSON: {exc})"
     if isinstance(obj, dict) and "worksheets" in obj:
-        try:  # an nbformat 3 notebook
+        try:  # an nbformat 3 notebook (rare enough to pay for importing nbformat)
+            import nbformat
+
             obj = json.loads(nbformat.writes(nbformat.reads(json.dumps(obj), as_version=4)))
         except Exception as exc:  # noqa: BLE001 (nbformat raises many kinds)
             return None, f"the file is an old-format notebook that could not be converted ({exc})"
@@ -94,16 +96,8 @@ def read_submission(data: bytes) -> tuple[dict | None, str]:
     return {"cells": cells}, ""
 
 
-def _new_cell(cell_type: str, source: str, cell_id: str, metadata: dict) -> nbformat.NotebookNode:
-    if cell_type == "code":
-        cell = nbformat.v4.new_code_cell(source)
-    elif cell_type == "markdown":
-        cell = nbformat.v4.new_markdown_cell(source)
-    else:
-        cell = nbformat.v4.new_raw_cell(source)
-    cell.metadata = nbformat.from_dict(copy.deepcopy(metadata))
-    cell.id = cell_id
-    return cell
+def _new_cell(cell_type: str, source: str, cell_id: str, metadata: dict) -> nbjson.Node:
+    return nbjson.new_cell(cell_type, source, cell_id, copy.deepcopy(dict(metadata)))
 
 
 def _label(cell) -> str:
@@ -140,7 +134,7 @@ class _Matcher:
         return self.by_line.get(_first_line(cell["source"]))
 
 
-def assemble(source: nbformat.NotebookNode, release: nbformat.NotebookNode, submitted: dict | None) -> Plan:
+def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) -> Plan:
     """The notebook to grade: ``release``'s cells filled from ``submitted`` (the output of
     :func:`read_submission`; None grades the release itself), tests from ``source``."""
     source_by_grade = {nbgrader_meta(c).get("grade_id"): c for c in source.cells if nbgrader_meta(c).get("grade_id")}
@@ -235,8 +229,8 @@ def assemble(source: nbformat.NotebookNode, release: nbformat.NotebookNode, subm
                     emit(_new_cell(copy_["cell_type"], copy_["source"], f"{rcell.id}-copy{n + 1}", {}), "added")
         emit_added(i)
 
-    nb = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(dict(release.metadata)))
-    plan = Plan(nbformat.from_dict(nb), kinds, grade_ids, repairs)
+    nb = nbjson.new_notebook(cells, copy.deepcopy(dict(release.metadata)))
+    plan = Plan(nb, kinds, grade_ids, repairs)
     plan.given = {nbgrader_meta(c)["grade_id"]: _text(c.source) for c in rel
                   if kind_of(c) in ("answer", "manual") and nbgrader_meta(c).get("grade_id")}
     current = ""

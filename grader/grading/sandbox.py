@@ -133,7 +133,11 @@ def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], li
     for entry in sys.path:
         if entry and os.path.isabs(entry) and os.path.realpath(entry) not in here:
             add(entry)
-    for pkg in sorted(course_root.iterdir()):
+    # The course's packages (grader, courseware, ...): those of the course directory and
+    # those of the checkout this grader runs from, which an editable install points to.
+    checkout = Path(__file__).resolve().parents[2]
+    packages = [p for top in dict.fromkeys([course_root, checkout]) for p in sorted(top.iterdir())]
+    for pkg in packages:
         if (pkg / "__init__.py").is_file():
             spec = importlib.util.find_spec(pkg.name)
             if spec and spec.submodule_search_locations:

@@ -112,3 +112,12 @@ def missing_tests(plan: Plan, why: str) -> list[dict]:
             out.append({"id": meta.get("grade_id", cell.id), "points": 0.0,
                         "max": float(meta.get("points", 0) or 0), "status": "missing", "message": why})
     return out
+
+
+def answers(plan: Plan) -> list[dict]:
+    """Each answer cell (code, auto-graded) and whether the student changed it."""
+    out = []
+    for cell, kind, grade_id in zip(plan.nb.cells, plan.kinds, plan.grade_ids):
+        if kind == "answer":
+            out.append({"id": grade_id, "answered": cell.source.strip() != plan.given.get(grade_id, "").strip()})
+    return out
