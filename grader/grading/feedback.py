@@ -84,8 +84,10 @@ def _outputs(cell, is_test: bool) -> str:
 
 
 def _test_box(test: dict) -> str:
+    # A passing test's message is the line it printed, shown just above.
+    message = "" if test["status"] == "passed" else f'<pre>{html.escape(test["message"])}</pre>'
     return (f'<div class="result">{_badge(test["status"])} <b>{html.escape(test["id"])}</b>: '
-            f'{test["points"]:g} / {test["max"]:g} points<pre>{html.escape(test["message"])}</pre></div>')
+            f'{test["points"]:g} / {test["max"]:g} points{message}</div>')
 
 
 def render(result, student: str, assignment: str) -> str:
@@ -117,7 +119,7 @@ def render(result, student: str, assignment: str) -> str:
             body.append(f'<div class="cell">{_md(source)}</div>')
         elif cell.get("cell_type") == "code":
             is_test = grade_id in tests
-            shown = visible_source(source) if is_test else source
+            shown = visible_source(source)
             inner = f'<pre class="src">{html.escape(shown)}</pre>{_outputs(cell, is_test)}'
             if is_test:
                 inner = f'<div class="test">{inner}{_test_box(tests[grade_id])}</div>'

@@ -5,7 +5,8 @@ notebook with moved cells in the student's order. Here the notebook that is grad
 always the release's sequence of cells:
 
 * answer cells carry the student's text (found by ``grade_id``, else by cell id, else by
-  the first line of the given code), with the source's type and metadata;
+  unchanged text or the first line of the given code), with the source's type and
+  metadata;
 * test and read-only cells come from the source (with the hidden tests); whatever the
   student did to them (edited, deleted, duplicated, moved, retyped) is undone;
 * plain cells (explanations, demos) are the student's, and put back if deleted;
@@ -119,11 +120,14 @@ class _Matcher:
             if kind_of(cell) in ("answer", "manual"):
                 lines[_first_line(_text(cell.source))].append(i)
         # A first line identifies an answer only if no other release cell starts with it.
-        starts = defaultdict(int)
-        for cell in release_cells:
+        starts, texts = defaultdict(int), defaultdict(list)
+        for i, cell in enumerate(release_cells):
             starts[_first_line(_text(cell.source))] += 1
+            texts[_text(cell.source).strip()].append(i)
         self.by_line = {line: found[0] for line, found in lines.items()
                         if line and len(found) == 1 and starts[line] == 1}
+        # An unchanged cell whose metadata and id were lost is found by its text.
+        self.by_text = {text: found[0] for text, found in texts.items() if text and len(found) == 1}
 
     def match(self, cell: dict) -> int | None:
         grade_id = nbgrader_meta(cell).get("grade_id")
@@ -131,7 +135,10 @@ class _Matcher:
             return self.by_grade.get(grade_id)  # an unknown grade id is the student's own cell
         if cell.get("id") in self.by_id:
             return self.by_id[cell["id"]]
-        return self.by_line.get(_first_line(cell["source"]))
+        text = cell["source"].strip()
+        if text in self.by_text:
+            return self.by_text[text]
+        return self.by_line.get(_first_line(text))
 
 
 def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) -> Plan:
