@@ -105,40 +105,48 @@ def _label(cell) -> str:
     return f"`{nbgrader_meta(cell).get('grade_id') or cell.get('id')}`"
 
 
-class _Matcher:
-    """Finds, for each submitted cell, the release cell it stands for (or None)."""
+def match_cells(release_cells, cells: list[dict]) -> list[int | None]:
+    """For each submitted cell, the index of the release cell it stands for, or None.
 
-    def __init__(self, release_cells):
-        self.by_grade, self.by_id, self.by_line = {}, {}, {}
-        lines = defaultdict(list)
-        for i, cell in enumerate(release_cells):
-            grade_id = nbgrader_meta(cell).get("grade_id")
-            if grade_id:
-                self.by_grade[grade_id] = i
-            if cell.get("id"):
-                self.by_id[cell["id"]] = i
-            if kind_of(cell) in ("answer", "manual"):
-                lines[_first_line(_text(cell.source))].append(i)
-        # A first line identifies an answer only if no other release cell starts with it.
-        starts, texts = defaultdict(int), defaultdict(list)
-        for i, cell in enumerate(release_cells):
-            starts[_first_line(_text(cell.source))] += 1
-            texts[_text(cell.source).strip()].append(i)
-        self.by_line = {line: found[0] for line, found in lines.items()
-                        if line and len(found) == 1 and starts[line] == 1}
-        # An unchanged cell whose metadata and id were lost is found by its text.
-        self.by_text = {text: found[0] for text, found in texts.items() if text and len(found) == 1}
+    First by ``grade_id`` (an unknown one means the student's own cell), then by cell id;
+    cells left over are matched by unchanged text to release cells not yet claimed, in
+    order, and answers by the first line of their given code.
+    """
+    by_grade, by_id, texts, lines = {}, {}, defaultdict(list), defaultdict(list)
+    starts = defaultdict(int)
+    for i, cell in enumerate(release_cells):
+        grade_id = nbgrader_meta(cell).get("grade_id")
+        if grade_id:
+            by_grade[grade_id] = i
+        if cell.get("id"):
+            by_id[cell["id"]] = i
+        text = _text(cell.source)
+        texts[text.strip()].append(i)
+        starts[_first_line(text)] += 1
+        if kind_of(cell) in ("answer", "manual"):
+            lines[_first_line(text)].append(i)
+    # A first line identifies an answer only if no other release cell starts with it.
+    by_line = {line: found[0] for line, found in lines.items() if line and len(found) == 1 and starts[line] == 1}
 
-    def match(self, cell: dict) -> int | None:
+    found: list[int | None] = [None] * len(cells)
+    for n, cell in enumerate(cells):
         grade_id = nbgrader_meta(cell).get("grade_id")
         if isinstance(grade_id, str) and grade_id:
-            return self.by_grade.get(grade_id)  # an unknown grade id is the student's own cell
-        if cell.get("id") in self.by_id:
-            return self.by_id[cell["id"]]
+            found[n] = by_grade.get(grade_id)
+        elif cell.get("id") in by_id:
+            found[n] = by_id[cell["id"]]
+    claimed = set(found)
+    for n, cell in enumerate(cells):
+        if found[n] is not None or (isinstance(nbgrader_meta(cell).get("grade_id"), str)
+                                    and nbgrader_meta(cell).get("grade_id")):
+            continue
         text = cell["source"].strip()
-        if text in self.by_text:
-            return self.by_text[text]
-        return self.by_line.get(_first_line(text))
+        free = [i for i in texts.get(text, []) if i not in claimed] if text else []
+        slot = free[0] if free else by_line.get(_first_line(text))
+        if slot is not None and (slot not in claimed or not free):
+            found[n] = slot
+            claimed.add(slot)
+    return found
 
 
 def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) -> Plan:
@@ -146,12 +154,11 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
     :func:`read_submission`; None grades the release itself), tests from ``source``."""
     source_by_grade = {nbgrader_meta(c).get("grade_id"): c for c in source.cells if nbgrader_meta(c).get("grade_id")}
     rel = release.cells
-    matcher = _Matcher(rel)
+    mine_cells = (submitted or {"cells": []})["cells"]
     claims: dict[int, list[dict]] = defaultdict(list)
     added: dict[int, list[dict]] = defaultdict(list)  # extra cells, after release cell i (-1: first)
     order, previous = [], -1
-    for cell in (submitted or {"cells": []})["cells"]:
-        slot = matcher.match(cell)
+    for cell, slot in zip(mine_cells, match_cells(rel, mine_cells)):
         if slot is None:
             added[previous].append(cell)
         else:

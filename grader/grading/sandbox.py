@@ -108,6 +108,10 @@ def _contains(path: str, secret: str) -> bool:
 def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], list[tuple[str, str]]]:
     """What a sandboxed kernel may read: system directories, the Python installation and
     the course's own packages, never anything that contains one of ``hidden``."""
+    # The checkout this grader runs from holds course data too (solutions, maybe a
+    # gradebook): only its packages and its virtual environment may be seen.
+    checkout = Path(__file__).resolve().parents[2]
+    hidden = [*hidden, checkout]
     secrets = [os.path.realpath(p) for p in hidden] + [str(p) for p in hidden]
     symlinks, binds = [], []
 
@@ -135,7 +139,6 @@ def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], li
             add(entry)
     # The course's packages (grader, courseware, ...): those of the course directory and
     # those of the checkout this grader runs from, which an editable install points to.
-    checkout = Path(__file__).resolve().parents[2]
     packages = [p for top in dict.fromkeys([course_root, checkout]) for p in sorted(top.iterdir())]
     for pkg in packages:
         if (pkg / "__init__.py").is_file():
