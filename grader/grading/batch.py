@@ -100,6 +100,11 @@ def _notebook_in(sub: Submission, name: str, course_notebooks: set[str]) -> tupl
 
 def _font_cache() -> str:
     """matplotlib's font list, so that no kernel spends seconds rebuilding it."""
+    home = Path(os.environ.get("MPLCONFIGDIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
+    found = sorted(home.glob("fontlist-v*.json"))
+    if found:
+        return str(found[-1])
     try:
         import matplotlib
         from matplotlib import font_manager  # noqa: F401 (builds the cache if it is missing)
@@ -116,35 +121,51 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
-def _run_pool(jobs: list[Job], workers: int, on_result) -> None:
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop at once: cancel what has not started and end the workers (their kernels die
+    with them)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+
+
+def _run_pool(jobs: list[Job], workers: int, on_result, meanwhile=None) -> None:
     """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
-    A worker process that dies takes only its own job with it (tried twice)."""
+    ``meanwhile()`` runs here once the workers have started. A worker process that dies
+    takes only its own job with it (each job is tried twice)."""
     pending = dict(enumerate(jobs))
     tries = defaultdict(int)
     context = multiprocessing.get_context("spawn")
     while pending:
-        with ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context)
+        try:
             futures = {pool.submit(run_job, job): i for i, job in pending.items()}
-            try:
-                for future in as_completed(futures):
-                    i = futures[future]
-                    try:
-                        result = future.result()
-                    except BrokenProcessPool:
-                        raise
-                    except Exception as exc:  # noqa: BLE001 (pickling and the like)
-                        job = pending[i]
-                        result = JobResult(job.student, job.assignment, job.notebook, "failed",
-                                           error=f"{type(exc).__name__}: {exc}")
-                    del pending[i]
-                    on_result(i, result)
-            except BrokenProcessPool:
-                for i in list(pending):
-                    tries[i] += 1
-                    if tries[i] >= 2:
-                        job = pending.pop(i)
-                        on_result(i, JobResult(job.student, job.assignment, job.notebook, "failed",
-                                               error="the worker process grading it died twice"))
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    raise
+                except Exception as exc:  # noqa: BLE001 (pickling and the like)
+                    job = pending[i]
+                    result = JobResult(job.student, job.assignment, job.notebook, "failed",
+                                       error=f"{type(exc).__name__}: {exc}")
+                del pending[i]
+                on_result(i, result)
+        except BrokenProcessPool:
+            for i in list(pending):
+                tries[i] += 1
+                if tries[i] >= 2:
+                    job = pending.pop(i)
+                    on_result(i, JobResult(job.student, job.assignment, job.notebook, "failed",
+                                           error="the worker process grading it died twice"))
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown()
 
 
 def _db_path(db_url: str) -> list[Path]:
@@ -188,12 +209,6 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
             print(f"grade: --sandbox bwrap was asked for, but {exc}", file=err)
             return 2
         print(f"Sandbox: {box.describe()}.", file=stream)
-        try:
-            recorder.prepare({name: course[name] for name in sorted({s.assignment for s in subs})})
-            recorder.open()
-        except GradebookError as exc:
-            print(f"grade: {exc}", file=err)
-            return 2
         return _grade_all(course, subs, out, box, limits, recorder, scratch, jobs or default_jobs(),
                           started, stream, err)
     finally:
@@ -245,8 +260,16 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
         if all(j in results for j in groups[key]):
             finish(key)
 
+    def prepare() -> None:  # while the first notebooks run
+        recorder.prepare({name: course[name] for name in sorted({s.assignment for s in subs})})
+        recorder.open()
+
     try:
-        _run_pool(jobs, workers, on_result)
+        _run_pool(jobs, workers, on_result, prepare)
+    except GradebookError as exc:
+        progress.close()
+        print(f"grade: {exc}", file=err)
+        return 2
     except KeyboardInterrupt:
         progress.close()
         print(f"\ngrade: interrupted; {len(records)} submission(s) were graded and recorded.", file=err)

@@ -151,7 +151,8 @@ class Kernel:
         km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
                       connection_file=str(kdir / f"{self.n}.json"))
         km.sandboxed_command = self.sandbox.command(
-            [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", km.connection_file],
+            [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", km.connection_file,
+             "--HistoryManager.enabled=False"],
             self.job_dir, self.workdir, self.limits)
         self.sandbox.hand_over(self.job_dir)
         self.km = km
