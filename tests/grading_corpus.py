@@ -363,6 +363,7 @@ _try("read a classmate", lambda: open({classmate!r}).read())
 _try("write outputs", lambda: open({out!r} + "/grades.csv", "w").write("all 100"))
 _try("patch the checker", lambda: open({checker!r}, "a").write("\\nraise SystemExit"))
 _try("phone home", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2))
+_try("read private system files", lambda: open("/etc/shadow").read() or 1 / 0)
 _try("kill everyone", lambda: os.kill(-1, 9))
 print("ATTACK", json.dumps(_attempts, sort_keys=True))
 '''

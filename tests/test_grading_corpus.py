@@ -258,7 +258,7 @@ def test_the_attack_was_attempted_and_blocked(corpus):
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     attempts = json.loads(re.search(r"ATTACK (\{.*\})", text).group(1))
     for what in ("delete submissions", "delete gradebook", "overwrite gradebook", "read a classmate",
-                 "write outputs", "patch the checker", "phone home"):
+                 "write outputs", "patch the checker", "phone home", "read private system files"):
         assert attempts[what] != "done", f"{what} succeeded: {attempts}"
     assert corpus.gradebook.is_file()
     assert _result(corpus, ("a", "zz_after_attack", LESSON))["score"] == LESSONS[LESSON].total()

@@ -14,7 +14,7 @@ from grader.grading.feedback import render, visible_source
 from grader.grading.job import JobResult
 from grader.grading.kernel import CellRun
 from grader.grading.report import Progress, grades_csv, submission_record
-from grader.grading.sandbox import Limits, Sandbox, readonly_paths
+from grader.grading.sandbox import Limits, Sandbox, private_entries, readonly_paths
 from grader.grading.scoring import score_test
 from grader.grading.submissions import SubmissionsError, read_submissions
 
@@ -100,15 +100,29 @@ def test_the_sandbox_sees_the_python_and_the_course_packages_but_no_course_data(
     assert str(ROOT) not in binds and "/" not in binds
 
 
+def test_files_only_their_owner_may_read_are_hidden(tmp_path):
+    (tmp_path / "public.conf").write_text("x")
+    (tmp_path / "secret.key").write_text("x")
+    (tmp_path / "secret.key").chmod(0o600)
+    (tmp_path / "private").mkdir(mode=0o700)
+    (tmp_path / "private" / "inner").write_text("x")
+    assert sorted(private_entries([str(tmp_path)])) == [str(tmp_path / "private"), str(tmp_path / "secret.key")]
+
+
 def test_the_sandbox_command_wraps_the_kernel_in_limits_and_bwrap(tmp_path):
     limits = Limits(memory_mb=512)
-    box = Sandbox("bwrap", ("/usr",), (("usr/bin", "/bin"),), extra=("--uid", "65534"))
+    secret = tmp_path / "key"
+    secret.write_text("x")
+    box = Sandbox("bwrap", ("/usr",), (("usr/bin", "/bin"),), (str(secret), str(tmp_path)),
+                  extra=("--uid", "65534"))
     cmd = box.command(["python", "-m", "ipykernel_launcher"], tmp_path, tmp_path / "work", limits)
     assert str(512 * 2**20) in cmd[:8]
     bwrap = cmd[cmd.index("bwrap"):]
     for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop"):
         assert flag in bwrap
     assert bwrap[bwrap.index("--ro-bind") + 1] == "/usr"
+    assert ["--ro-bind", "/dev/null", str(secret)] == bwrap[bwrap.index("/dev/null") - 1:bwrap.index("/dev/null") + 2]
+    assert ["--tmpfs", str(tmp_path)] == bwrap[bwrap.index(str(tmp_path)) - 1:bwrap.index(str(tmp_path)) + 1]
     assert ["--bind", str(tmp_path), str(tmp_path)] == bwrap[bwrap.index("--bind"):bwrap.index("--bind") + 3]
     assert bwrap[-3:] == ["python", "-m", "ipykernel_launcher"]
     plain = Sandbox("none", reason="no bwrap").command(["python"], tmp_path, tmp_path, limits)

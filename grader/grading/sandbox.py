@@ -16,6 +16,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -23,7 +24,10 @@ from pathlib import Path
 
 NOBODY = 65534
 LIMITED_EXEC = Path(__file__).with_name("_limited_exec.py")
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+# Inside bubblewrap, a grader that runs as root is root-owned files' owner: hide what in
+# these trees only their owner may read (/etc/shadow, private keys).
+PRIVATE_SCAN = ("/etc",)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Sandbox:
     kind: str  # "bwrap" or "none"
     readonly: tuple[str, ...] = ()
     symlinks: tuple[tuple[str, str], ...] = ()  # (target, link) pairs, e.g. usr-merged /bin
+    masked: tuple[str, ...] = ()  # files and folders hidden inside the read-only ones
     uid: int = -1  # run as this user in the fallback (-1: keep the current one)
     reason: str = ""  # why there is no bubblewrap
     bwrap: str = "bwrap"
@@ -88,6 +93,8 @@ class Sandbox:
             args += ["--symlink", target, link]
         for path in self.readonly:
             args += ["--ro-bind", path, path]
+        for path in self.masked:
+            args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
         args += ["--proc", "/proc", "--dev", "/dev"]
         if self.sized_tmp:
             args += ["--size", str(limits.memory_bytes)]
@@ -152,6 +159,28 @@ def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], li
     return binds, symlinks
 
 
+def private_entries(tops=PRIVATE_SCAN) -> list[str]:
+    """Files and folders under ``tops`` that other users may not read."""
+    found = []
+    for top in tops:
+        for root, dirs, files in os.walk(top):
+            for name in list(dirs):
+                path = os.path.join(root, name)
+                mode = os.lstat(path).st_mode
+                if not stat.S_ISLNK(mode) and (mode & 0o005) != 0o005:
+                    found.append(path)
+                    dirs.remove(name)
+            for name in files:
+                path = os.path.join(root, name)
+                try:
+                    mode = os.lstat(path).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+                    found.append(path)
+    return found
+
+
 def _probe(sandbox: Sandbox, scratch: Path, limits: Limits) -> str:
     """Empty string if ``sandbox`` can start a Python here, else why not."""
     job = Path(scratch) / "probe"
@@ -186,8 +215,8 @@ def detect(mode: str, course_root: Path, hidden: list[Path], scratch: Path, limi
         binds, links = readonly_paths(course_root, hidden)
         nobody = ("--uid", str(NOBODY), "--gid", str(NOBODY))
         for extra, sized in ((nobody, True), (nobody, False), ((), True), ((), False)):
-            box = Sandbox("bwrap", tuple(binds), tuple(links), bwrap=binary, extra=extra,
-                          sized_tmp=sized)
+            box = Sandbox("bwrap", tuple(binds), tuple(links), tuple(private_entries()), bwrap=binary,
+                          extra=extra, sized_tmp=sized)
             problem = _probe(box, scratch, limits)
             if not problem:
                 return box
