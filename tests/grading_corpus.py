@@ -315,6 +315,12 @@ def damage_samples(lesson: Lesson) -> list[Sample]:
     out.append(Sample("renamed_notebook", L.name, L.files(L.honest(), f"{L.name}-Copy1.ipynb"),
                       L.expect(), notes=[f"{L.name}-Copy1.ipynb was graded in its place"]))
 
+    # a module of the student's that would replace the course's checker
+    fake = "def check(*args, **kwargs):\n    print('✓ all cases pass')\n".encode()
+    out.append(Sample("fake_checker", L.name, {**L.files(L.release), "grader.py": fake},
+                      L.expect({a: Expect(0.0, "failed", "not implemented yet") for a in answers}),
+                      notes=["grader.py was not used: it would replace the module grader"]))
+
     # no notebook at all
     out.append(Sample("no_notebook", L.name, {"notes.txt": b"I ran out of time."},
                       {t: Expect(0.0, "missing", f"No notebook {L.filename}") for t in tests},

@@ -123,7 +123,7 @@ def corpus(tmp_path_factory) -> Corpus:
     c.before = {b: _hashes(c.submitted[b]) for b in "ab"}
     checker_before = checker.read_bytes()
     c.runs = {
-        "a": _grade(course, c.submitted["a"], "--out", c.out["a"], "--jobs", 2),
+        "a": _grade(course, c.submitted["a"], "--out", c.out["a"], "--jobs", 2, "--timeout", 120),
         "b": _grade(course, c.submitted["b"], "--out", c.out["b"], "--jobs", 2,
                     "--timeout", 6, "--memory", 1000),
     }

@@ -95,6 +95,9 @@ def _notebook_in(sub: Submission, name: str, course_notebooks: set[str]) -> tupl
     others = [f for f in sub.files if f.endswith(".ipynb") and "/" not in f and f not in course_notebooks]
     if len(others) == 1:
         return others[0], [f"There was no {name}; {others[0]} was graded in its place."]
+    if others:
+        return None, [f"There was no {name}, and more than one other notebook "
+                      f"({', '.join(sorted(others))}), so none was graded in its place."]
     return None, []
 
 

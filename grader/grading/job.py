@@ -8,6 +8,7 @@ result with status ``failed`` and the reason.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -85,6 +86,25 @@ def _write_files(root: Path, files: dict[str, bytes]) -> None:
         target.write_bytes(data)
 
 
+def shadowing(files: dict[str, bytes]) -> dict[str, str]:
+    """Submitted files that would be imported instead of a real module (a ``grader.py``
+    with a ``check`` that always passes, a fake ``numpy/`` package): path -> the module's
+    name. The working directory comes first on the kernel's import path."""
+    modules = {}  # top-level name -> module name
+    for name in files:
+        rel = _safe_relative(name)
+        if rel is None:
+            continue
+        if len(rel.parts) == 1 and rel.suffix == ".py":
+            modules[rel.parts[0]] = rel.stem
+        elif len(rel.parts) == 2 and rel.parts[1] == "__init__.py":
+            modules[rel.parts[0]] = rel.parts[0]
+    real = {top: m for top, m in modules.items() if m.isidentifier() and (
+        m in sys.stdlib_module_names or importlib.util.find_spec(m) is not None)}
+    return {name: real[_safe_relative(name).parts[0]] for name in files
+            if _safe_relative(name) is not None and _safe_relative(name).parts[0] in real}
+
+
 def kernel_env(home: Path, tmp: str) -> dict[str, str]:
     """A clean environment: nothing of the grader's (tokens, paths) reaches student code."""
     return {
@@ -136,7 +156,10 @@ def _run(job: Job, start: float) -> JobResult:
         work, home = job_dir / "work", job_dir / "home"
         for d in (work, home, home / ".matplotlib", job_dir / "tmp"):
             d.mkdir(parents=True, exist_ok=True)
-        _write_files(work, job.files)
+        hidden = shadowing(job.files)
+        notes = [f"Your file {name} was not used: it would replace the module {module} "
+                 "that grading needs." for name, module in sorted(hidden.items())]
+        _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
         _write_files(work, job.course_files)
         if job.font_cache and os.path.isfile(job.font_cache):
             shutil.copy(job.font_cache, home / ".matplotlib")
@@ -157,7 +180,8 @@ def _run(job: Job, start: float) -> JobResult:
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
     return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
-                   repairs=plan.repairs, incidents=incidents, autograded=plan.nb)
+                   repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
+                   notes=[*job.notes, *notes])
 
 
 def _manual_cells(plan):
