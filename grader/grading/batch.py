@@ -240,21 +240,22 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
         sub = by_key[key]
         done = [results[i] for i in groups[key]]
         record = submission_record(sub.student, sub.assignment, done, box.kind, sub.timestamp)
-        write_json(out / "results" / sub.student / f"{sub.assignment}.json", record)
         records.append(record)
-        if record["status"] == "failed":
-            problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
-                            + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
-        else:
-            for res in done:
-                page = out / "feedback" / sub.student / sub.assignment / (Path(res.notebook).stem + ".html")
-                page.parent.mkdir(parents=True, exist_ok=True)
-                page.write_text(render(res, sub.student, sub.assignment), encoding="utf-8")
-            try:
+        try:
+            write_json(out / "results" / sub.student / f"{sub.assignment}.json", record)
+            if record["status"] == "failed":
+                problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
+                                + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
+            else:
+                for res in done:
+                    page = out / "feedback" / sub.student / sub.assignment / f"{Path(res.notebook).stem}.html"
+                    page.parent.mkdir(parents=True, exist_ok=True)
+                    page.write_text(render(res, sub.student, sub.assignment), encoding="utf-8")
                 recorder.write_autograded(sub.student, sub.assignment, done, sub.files)
                 recorder.record(sub.student, sub.assignment, done, sub.timestamp)
-            except (GradebookError, OSError) as exc:
-                problems.append(f"{sub.student}/{sub.assignment} was graded but not recorded: {exc}")
+        except Exception as exc:  # noqa: BLE001 (one submission's outputs must not stop the rest)
+            problems.append(f"{sub.student}/{sub.assignment} was graded but not all of it was "
+                            f"written: {type(exc).__name__}: {exc}")
         progress.finished(record)
 
     def on_result(i: int, result: JobResult) -> None:

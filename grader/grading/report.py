@@ -67,10 +67,13 @@ class Progress:
         self.total, self.done, self.start = total, 0, time.monotonic()
         self.bar = None
         if self.stream.isatty():
+            import shutil
+
             from tqdm import tqdm
 
-            self.bar = tqdm(total=total, unit="submission", file=self.stream, dynamic_ncols=True,
-                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}]")
+            self.bar = tqdm(total=total, unit="submission", file=self.stream,
+                            ncols=min(shutil.get_terminal_size((100, 24)).columns, 120),
+                            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
 
     def finished(self, record: dict) -> None:
         self.done += 1
