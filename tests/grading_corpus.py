@@ -184,10 +184,6 @@ def misconception_samples(lesson: Lesson) -> list[Sample]:
 
 # ---------------------------------------------------------------------- the corpus
 
-def _cells(nb):
-    return nb["cells"]
-
-
 def _find(nb, grade_id):
     return next(i for i, c in enumerate(nb["cells"]) if meta(c).get("grade_id") == grade_id)
 

@@ -32,6 +32,7 @@ import pytest
 
 from conftest import ROOT
 from grader.course import assignments
+from grader.grading.scoring import STATUSES
 from grading_corpus import (
     Lesson,
     Sample,
@@ -162,6 +163,7 @@ def test_sample_gets_its_exact_result(corpus, key):
     for test, want in sample.tests.items():
         t = got[test]
         where = f"{sample.student} {test}: {t['status']} {t['points']} {t['message'][:300]!r}"
+        assert t["status"] in STATUSES, where
         assert (t["points"], t["status"]) == (want.points, want.status), where
         assert want.message.lower() in t["message"].lower(), where
     assert result["score"] == sample.total

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from . import nbjson
 from .kernel import Kernel, KernelStartError, run_notebook
-from .repair import assemble, read_submission
+from .repair import assemble, nbgrader_meta, read_submission
 from .sandbox import Limits, Sandbox
 from .scoring import answers, missing_tests, score
 
@@ -185,8 +185,6 @@ def _run(job: Job, start: float) -> JobResult:
 
 
 def _manual_cells(plan):
-    from .repair import nbgrader_meta
-
     for cell, kind in zip(plan.nb.cells, plan.kinds):
         if kind == "manual":
             meta = nbgrader_meta(cell)

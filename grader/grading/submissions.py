@@ -11,7 +11,7 @@ import fnmatch
 import os
 import stat
 import zipfile
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -164,9 +164,3 @@ def read_submissions(path: Path, assignments: list[str], ignore: list[str] | Non
                                "submitted/{student}/{assignment}/{notebook}.ipynb)")
     return subs, col.warnings
 
-
-def by_student(subs: list[Submission]) -> dict[str, list[Submission]]:
-    out = defaultdict(list)
-    for sub in subs:
-        out[sub.student].append(sub)
-    return out
