@@ -54,7 +54,7 @@ class Assignment:
         ids = []
         for source, _ in self.notebooks.values():
             ids += [nbgrader_meta(c)["grade_id"] for c in source["cells"]
-                    if kind_of(c) in ("test", "manual") and nbgrader_meta(c).get("grade_id")]
+                    if kind_of(c) in ("test", "manual", "task") and nbgrader_meta(c).get("grade_id")]
         return ids
 
 

@@ -112,11 +112,17 @@ class Recorder:
                     grade.auto_score = test["points"]
                     grade.needs_manual_grade = grade.manual_score is not None
                 for cell in res.manual:
-                    grade = gb.find_grade(cell["id"], notebook, assignment, student)
+                    try:
+                        grade = gb.find_grade(cell["id"], notebook, assignment, student)
+                    except MissingEntry:  # a task cell: nbgrader keeps no grade row for it here
+                        continue
                     grade.auto_score = None if cell["answered"] else 0.0
                     grade.needs_manual_grade = bool(cell["answered"]) or grade.manual_score is not None
-                    comment = gb.find_comment(cell["id"], notebook, assignment, student)
-                    comment.auto_comment = None if cell["answered"] else "No response."
+                    try:
+                        comment = gb.find_comment(cell["id"], notebook, assignment, student)
+                        comment.auto_comment = None if cell["answered"] else "No response."
+                    except MissingEntry:
+                        pass
                 for cell in res.answers:
                     comment = gb.find_comment(cell["id"], notebook, assignment, student)
                     comment.auto_comment = None if cell["answered"] else "No response."

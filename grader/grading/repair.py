@@ -47,7 +47,9 @@ def nbgrader_meta(cell) -> dict:
 def kind_of(cell) -> str:
     """The role of a cell of the source or release notebook."""
     meta = nbgrader_meta(cell)
-    if meta.get("solution") and meta.get("grade") or meta.get("task"):
+    if meta.get("task"):
+        return "task"  # a locked description, graded by hand
+    if meta.get("solution") and meta.get("grade"):
         return "manual"
     if meta.get("solution"):
         return "answer"
@@ -215,8 +217,8 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
                                    f"{mine[-1]['cell_type']} cell; it was graded as a "
                                    f"{scell.cell_type} cell.")
             emit(_new_cell(scell.cell_type, text, rcell.id, rcell.metadata), kind, grade_id)
-        elif kind in ("test", "locked"):
-            what = "test cell" if kind == "test" else "read-only cell"
+        elif kind in ("test", "locked", "task"):
+            what = {"test": "test cell", "locked": "read-only cell", "task": "task cell"}[kind]
             if not mine:
                 repairs.append(f"The {what} {label} was missing and has been put back.")
             else:
@@ -229,7 +231,8 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
                                    "it was put back.")
             metadata = copy.deepcopy(dict(rcell.metadata))
             metadata["nbgrader"] = copy.deepcopy(dict(nbgrader_meta(scell)))
-            emit(_new_cell(scell.cell_type, _text(scell.source), rcell.id, metadata), kind, grade_id)
+            emit(_new_cell(scell.cell_type, _text(scell.source), rcell.id, metadata),
+                 "manual" if kind == "task" else kind, grade_id)
         else:
             if not mine:
                 if rcell.cell_type == "code":
