@@ -126,7 +126,7 @@ def corpus(tmp_path_factory) -> Corpus:
     c.runs = {
         "a": _grade(course, c.submitted["a"], "--out", c.out["a"], "--jobs", 2, "--timeout", 120),
         "b": _grade(course, c.submitted["b"], "--out", c.out["b"], "--jobs", 2,
-                    "--timeout", 6, "--memory", 1000),
+                    "--timeout", 10, "--memory", 1000),
     }
     c.after = {b: _hashes(c.submitted[b]) for b in "ab"}
     c.checker_unchanged = checker.read_bytes() == checker_before
