@@ -120,6 +120,68 @@ def kernel_env(home: Path, tmp: str) -> dict[str, str]:
     }
 
 
+class _Private:
+    """A job's private directory (work/, home/, tmp/) and the kernels that run in it."""
+
+    def __init__(self, job: Job):
+        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache)
+        self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
+        self.work, home = self.dir / "work", self.dir / "home"
+        for d in (self.work, home, home / ".matplotlib", self.dir / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        if job.font_cache and os.path.isfile(job.font_cache):
+            shutil.copy(job.font_cache, home / ".matplotlib")
+        tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(self.dir / "tmp")
+        self.env = kernel_env(home, tmp)
+        self.sandbox, self.limits = job.sandbox, job.limits
+        self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
+
+    def kernel(self, n: int) -> Kernel:
+        return Kernel(self.dir, self.work, self.sandbox, self.limits, self.env, n)
+
+    def remove(self) -> None:
+        if self.first is not None:
+            self.first.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# One spare per worker process: a private directory whose kernel is already starting,
+# for the next job with the same settings. It has run nothing when a job takes it.
+_spare: _Private | None = None
+
+
+def _launch_spare(job: Job) -> None:
+    global _spare
+    if _spare is None:
+        from multiprocessing import util
+
+        util.Finalize(None, _drop_spare, exitpriority=100)
+    _drop_spare()
+    try:
+        spare = _Private(job)
+        spare.first = spare.kernel(0)
+        spare.first.launch()
+        _spare = spare
+    except (OSError, KernelStartError):
+        _spare = None
+
+
+def _take_spare(job: Job) -> _Private | None:
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache):
+        spare.remove()
+        return None
+    return spare
+
+
+def _drop_spare() -> None:
+    global _spare
+    if _spare is not None:
+        _spare.remove()
+        _spare = None
+
+
 def _result(job: Job, status: str, start: float, **kw) -> JobResult:
     kw.setdefault("notes", list(job.notes))
     return JobResult(job.student, job.assignment, job.notebook, status,
@@ -151,34 +213,26 @@ def _run(job: Job, start: float) -> JobResult:
                        answers=[{**a, "answered": False} for a in answers(plan)],
                        autograded=plan.nb, notes=[*job.notes, problem])
 
-    job_dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
+    private = _take_spare(job) or _Private(job)
+    _launch_spare(job)  # the next job's kernel starts while this notebook runs
     try:
-        work, home = job_dir / "work", job_dir / "home"
-        for d in (work, home, home / ".matplotlib", job_dir / "tmp"):
-            d.mkdir(parents=True, exist_ok=True)
+        work = private.work
         hidden = shadowing(job.files)
         notes = [f"Your file {name} was not used: it would replace the module {module} "
                  "that grading needs." for name, module in sorted(hidden.items())]
         _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
         _write_files(work, job.course_files)
-        if job.font_cache and os.path.isfile(job.font_cache):
-            shutil.copy(job.font_cache, home / ".matplotlib")
-        tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(job_dir / "tmp")
-        env = kernel_env(home, tmp)
-        job.sandbox.hand_over(job_dir)
-
-        def make_kernel(n: int) -> Kernel:
-            return Kernel(job_dir, work, job.sandbox, job.limits, env, n)
-
+        job.sandbox.hand_over(private.dir)
+        replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
         try:
-            runs = run_notebook(plan.nb, make_kernel, job.limits, lambda i: plan.kinds[i] != "test")
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first)
         except KernelStartError:  # once more: a busy machine can be slow to start a kernel
-            runs = run_notebook(plan.nb, make_kernel, job.limits, lambda i: plan.kinds[i] != "test")
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable)
         tests, manual, incidents = score(plan, runs)
     except KernelStartError as exc:
         return _result(job, "failed", start, error=str(exc))
     finally:
-        shutil.rmtree(job_dir, ignore_errors=True)
+        private.remove()
     return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
                    repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
                    notes=[*job.notes, *notes])

@@ -146,6 +146,11 @@ class Kernel:
         self.log_path = job_dir / f"kernel-{n}.log"
 
     def start(self) -> None:
+        self.launch()
+        self.connect()
+
+    def launch(self) -> None:
+        """Start the kernel process and return at once; :meth:`connect` waits for it."""
         kdir = self.job_dir / "k"
         kdir.mkdir(exist_ok=True)
         km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
@@ -159,15 +164,24 @@ class Kernel:
         with open(self.log_path, "ab") as log:
             try:
                 km.start_kernel(env=self.env, cwd=str(self.workdir), stdout=log, stderr=log)
-                self.kc = km.client()
-                self.kc.start_channels()
-                self.kc.wait_for_ready(timeout=self.limits.startup)
             except Exception as exc:  # jupyter_client raises several kinds here
-                self.stop()
-                tail = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
-                raise KernelStartError(f"the kernel did not start: {exc}\n" + "\n".join(tail)) from exc
-        # The kernel only sees the sandbox from here on; the connection file holds the key
-        # of this session, which student code may read: it can only talk to itself.
+                self._failed(exc)
+
+    def connect(self) -> None:
+        """Wait until the launched kernel answers (or raise :class:`KernelStartError`)."""
+        try:
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            self.kc.wait_for_ready(timeout=self.limits.startup)
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc)
+        # The connection file holds this session's key, which student code may read: it
+        # can only talk to its own kernel with it.
+
+    def _failed(self, exc: Exception):
+        self.stop()
+        tail = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
+        raise KernelStartError(f"the kernel did not start: {exc}\n" + "\n".join(tail)) from exc
 
     def alive(self) -> bool:
         return self.km is not None and self.km.is_alive()
@@ -291,18 +305,26 @@ class Kernel:
             run.ename, run.evalue = name, run.detail
 
 
-def run_notebook(nb, make_kernel, limits: Limits, replayable) -> list[CellRun | None]:
+def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | None = None
+                 ) -> list[CellRun | None]:
     """Run every code cell of ``nb`` in place; return one :class:`CellRun` per cell (None
     for cells that are not code or are empty).
 
-    ``make_kernel(n)`` gives the n-th (unstarted) :class:`Kernel`; ``replayable(i)`` says
-    whether cell i should run again in a fresh kernel after a death (test cells need not).
-    Raises :class:`KernelStartError` only if the very first kernel cannot start.
+    ``make_kernel(n)`` gives the n-th (unstarted) :class:`Kernel`; ``first``, if given, is
+    a kernel already launched for this notebook. ``replayable(i)`` says whether cell i
+    should run again in a fresh kernel after a death (test cells need not). Raises
+    :class:`KernelStartError` only if the very first kernel cannot start.
     """
     runs: list[CellRun | None] = [None] * len(nb.cells)
     deadline = time.monotonic() + limits.wall
-    kernel = make_kernel(0)
-    kernel.start()
+    kernel = first
+    try:
+        if kernel is None:
+            raise KernelStartError("no kernel launched yet")
+        kernel.connect()
+    except KernelStartError:
+        kernel = make_kernel(0)
+        kernel.start()
     restarts, broken = 0, ""
     try:
         for i, cell in enumerate(nb.cells):
