@@ -36,7 +36,7 @@ FATAL = ("died", "memory", "stuck")
 @dataclass
 class CellRun:
     index: int
-    status: str  # ok | error | timeout | stuck | died | memory | wall | not-run
+    status: str  # ok | error | memory-error | timeout | stuck | died | memory | wall | not-run
     ename: str = ""
     evalue: str = ""
     seconds: float = 0.0
