@@ -53,6 +53,24 @@ def _check(args) -> int:
     return 0
 
 
+def _grade(args) -> int:
+    from .grading.batch import default_jobs, grade
+    from .grading.sandbox import Limits
+
+    limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall)
+    return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
+                 limits=limits, sandbox=args.sandbox, db_url=args.db)
+
+
+def _positive(kind):
+    def parse(text):
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+        return value
+    return parse
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -63,5 +81,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("notebook")
     p.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
     p.set_defaults(func=_check)
+    p = sub.add_parser(
+        "grade", help="grade a class's submissions in parallel, each in its own sandbox",
+        description="Grade nbgrader's submitted/{student}/{assignment}/{notebook}.ipynb tree (or "
+        "a .zip of one). Writes the course gradebook, DIR/grades.csv, DIR/feedback/ and "
+        "DIR/results/. Exit status 0 when every submission was graded, whatever the scores.")
+    p.add_argument("submissions", metavar="SUBMISSIONS", help="the submitted/ folder, its parent, or a .zip")
+    p.add_argument("--out", required=True, metavar="DIR", help="where to write results and feedback")
+    p.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
+                   help="submissions graded at once (default: the number of cores)")
+    p.add_argument("--timeout", type=_positive(float), default=30.0, metavar="S",
+                   help="seconds one cell may run (default 30)")
+    p.add_argument("--memory", type=_positive(int), default=2048, metavar="MB",
+                   help="memory one notebook may use (default 2048)")
+    p.add_argument("--wall", type=_positive(float), default=600.0, metavar="S",
+                   help="seconds one notebook may run in all (default 600)")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
+                   help="auto: bubblewrap if it works here (default); bwrap: require it; none: "
+                   "a private directory and limits only")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="gradebook URL (default: the course's, from nbgrader_config.py)")
+    p.set_defaults(func=_grade)
     args = parser.parse_args(argv)
     return args.func(args)

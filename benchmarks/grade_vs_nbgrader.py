@@ -1,0 +1,162 @@
+"""Benchmark (not a test): ``python -m grader grade --jobs 2`` against stock
+``nbgrader autograde`` on the same generated class, side by side in one run.
+
+    .venv/bin/python benchmarks/grade_vs_nbgrader.py [--students 16] [--jobs 2] [--rounds 2]
+
+Each tool gets its own copy of the course and the same ``submitted/`` tree: a class whose
+notebooks are honest full, partial, empty or carry a catalogued misconception, built
+from the real release and solution notebooks. It prints the seconds per submission of
+each (the whole command, start-up included), their ratio, and the floor: running the
+same notebooks with plain nbclient, one after another, with nothing else. The tools take
+turns for ``--rounds`` rounds (the machine may be shared) and each one's best round is
+reported. It also checks that both tools give every student the same total.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from grading_corpus import Lesson, misconception_samples, write, Sample  # noqa: E402
+
+
+def make_class(lesson: Lesson, n: int) -> list[Sample]:
+    """n students: a rotation of honest full, partial, empty and misconception notebooks."""
+    answers = list(lesson.answers)
+    kinds = [
+        lambda: lesson.honest(),
+        lambda: lesson.notebook({a: lesson.answers[a] for a in answers[::2]}),
+        lambda: lesson.release,
+    ]
+    mistakes = misconception_samples(lesson)
+    students = []
+    for i in range(n):
+        name = f"student{i:03d}"
+        if i % 4 == 3 and mistakes:
+            sample = mistakes[(i // 4) % len(mistakes)]
+            students.append(Sample(name, lesson.name, sample.files, {}))
+        else:
+            nb = kinds[i % 4 % 3]()
+            students.append(Sample(name, lesson.name, lesson.files(nb), {}))
+    return students
+
+
+def course_copy(where: Path) -> Path:
+    where.mkdir(parents=True)
+    for name in ("solutions", "notebooks"):
+        shutil.copytree(ROOT / name, where / name)
+    shutil.copy(ROOT / "nbgrader_config.py", where)
+    return where
+
+
+def _cpu() -> float:
+    mine, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run(cmd: list[str], cwd: Path, env: dict) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the command and everything it started)."""
+    start, cpu = time.perf_counter(), _cpu()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd[:4])} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return seconds, _cpu() - cpu
+
+
+def floor(notebooks: list[Path]) -> tuple[float, float]:
+    """Plain nbclient, one notebook after another, in this already warm process."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    start, cpu = time.perf_counter(), _cpu()
+    quiet, saved = os.open(os.devnull, os.O_WRONLY), os.dup(2)
+    os.dup2(quiet, 2)  # the kernels' start-up warnings
+    try:
+        for path in notebooks:
+            nb = nbformat.read(path, as_version=4)
+            NotebookClient(nb, timeout=120, allow_errors=True, kernel_name="python3",
+                           resources={"metadata": {"path": str(path.parent)}}).execute()
+    finally:
+        os.dup2(saved, 2)
+    return time.perf_counter() - start, _cpu() - cpu
+
+
+def totals(db: Path, assignment: str) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{db}", "attention") as gb:
+        return {s.student.id: s.score for s in gb.assignment_submissions(assignment)}
+
+
+def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env: dict) -> dict:
+    bin_dir = Path(sys.executable).parent
+    theirs, ours = course_copy(tmp / "nbgrader"), course_copy(tmp / "ours")
+    for course in (theirs, ours):
+        write(students, course / "submitted")
+        # Both start from a course whose gradebook already has the assignment (not
+        # timed), as an instructor's does once the assignment is released.
+        run([str(bin_dir / "nbgrader"), "generate_assignment", lesson.name, "--force",
+             f"--CourseDirectory.release_directory={tmp / 'release'}", "--log-level=ERROR"], course, env)
+    times = {"nbgrader": run([str(bin_dir / "nbgrader"), "autograde", lesson.name, "--log-level=ERROR"],
+                             theirs, env)}
+    times["grade"] = run([sys.executable, "-m", "grader", "grade", str(ours / "submitted"), "--out",
+                          str(tmp / "out"), "--jobs", str(jobs)], ours, dict(env, ATTENTION_COURSE_ROOT=str(ours)))
+    times["floor"] = floor(sorted((theirs / "autograded").glob(f"*/{lesson.name}/{lesson.filename}")))
+    same = totals(theirs / "gradebook.db", lesson.name) == totals(ours / "gradebook.db", lesson.name)
+    return {"times": times, "same": same}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--students", type=int, default=16)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="alternate the tools this many times and keep each one's best (default 2)")
+    parser.add_argument("--lesson", default="01_matmul_views")
+    args = parser.parse_args()
+    lesson = Lesson(args.lesson, ROOT)
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    students = make_class(lesson, args.students)
+    n = args.students
+    print(f"{n} submissions of {lesson.name}, {os.cpu_count()} cores, best of {args.rounds} "
+          f"alternating round(s); load average {os.getloadavg()[0]:.1f} at the start")
+    best: dict[str, tuple[float, float]] = {}
+    same = True
+    for r in range(args.rounds):
+        with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
+            result = one_round(lesson, students, Path(tmp), args.jobs, env)
+        same &= result["same"]
+        line = []
+        for tool, (wall, cpu) in result["times"].items():
+            if tool not in best or wall < best[tool][0]:
+                best[tool] = (wall, cpu)
+            line.append(f"{tool} {wall / n:.2f}")
+        ratio = result["times"]["nbgrader"][0] / result["times"]["grade"][0]
+        print(f"  round {r + 1}: " + ", ".join(line) + f" s per submission; speed-up {ratio:.2f}x")
+    print(f"{'':<44} {'wall':>8} {'CPU':>8}   (seconds per submission, best round)")
+    for label, tool in (("stock nbgrader autograde (serial)", "nbgrader"),
+                        (f"python -m grader grade --jobs {args.jobs}", "grade"),
+                        ("floor: plain nbclient, one after another", "floor")):
+        wall, cpu = best[tool]
+        print(f"{label:<44} {wall / n:8.2f} {cpu / n:8.2f}")
+    print(f"speed-up over stock nbgrader, per submission: {best['nbgrader'][0] / best['grade'][0]:.2f}x "
+          f"(over the serial floor: {best['floor'][0] / best['grade'][0]:.2f}x)")
+    print(f"same total for every student in both gradebooks, every round: {same}")
+    print("(CPU counts the processes each command waited for; sandboxed kernels are killed, "
+          "not waited for, so grade's CPU leaves them out)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,14 @@
+"""Grading a class: ``python -m grader grade SUBMISSIONS --out DIR``.
+
+* :mod:`.submissions` reads the submitted tree (or zip) into memory;
+* :mod:`.repair` rebuilds each notebook on the assignment's cells, by ``grade_id``;
+* :mod:`.sandbox` and :mod:`.kernel` run it with limits, in bubblewrap when it works;
+* :mod:`.scoring` turns the executed test cells into points, statuses and messages;
+* :mod:`.job` is the self-contained per-notebook job that ties those together;
+* :mod:`.feedback`, :mod:`.report` and :mod:`.gradebook` write what people read;
+* :mod:`.batch` runs the jobs in parallel and writes everything.
+"""
+from .job import Job, JobResult, run_job
+from .sandbox import Limits, Sandbox
+
+__all__ = ["Job", "JobResult", "Limits", "Sandbox", "run_job"]

@@ -1,0 +1,296 @@
+"""``python -m grader grade``: grade a class, in parallel, each submission in its sandbox.
+
+The order of work:
+
+1. read the course (every assignment in ``solutions/`` with its release) and every
+   submission, into memory, before any student code runs;
+2. choose the sandbox (bubblewrap if it works here) and enter the assignments into the
+   gradebook;
+3. run one job per submitted notebook in a pool of worker processes
+   (:func:`grader.grading.job.run_job`);
+4. as each submission finishes, write its JSON result, feedback pages, autograded
+   notebooks and gradebook entry, in this process only;
+5. write ``grades.csv``.
+
+Exit status: 0 when every submission was graded, whatever the scores; 1 when some could
+not be graded or recorded (each is named); 2 when the grader cannot start at all.
+"""
+from __future__ import annotations
+
+import fnmatch
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..course import NOTEBOOKS, SOLUTIONS, assignments, course_root
+from .feedback import render
+from .gradebook import GradebookError, Recorder
+from .job import Job, JobResult, run_job
+from .repair import kind_of, nbgrader_meta
+from .report import Progress, grades_csv, submission_record, write_json
+from .sandbox import Limits, detect
+from .submissions import Submission, SubmissionsError, read_submissions
+
+
+class CourseError(RuntimeError):
+    pass
+
+
+@dataclass
+class Assignment:
+    name: str
+    notebooks: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # file -> (source, release)
+    files: dict[str, bytes] = field(default_factory=dict)  # the source folder's other files
+
+    def graded_cells(self) -> list[str]:
+        ids = []
+        for source, _ in self.notebooks.values():
+            ids += [nbgrader_meta(c)["grade_id"] for c in source["cells"]
+                    if kind_of(c) in ("test", "manual", "task") and nbgrader_meta(c).get("grade_id")]
+        return ids
+
+
+def _load_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_course(root: Path, ignore: list[str]) -> dict[str, Assignment]:
+    """Every assignment of the course, discovered from ``solutions/``."""
+    names = assignments(root) if (root / SOLUTIONS).is_dir() else []
+    if not names:
+        raise CourseError(f"no assignments found in {root / SOLUTIONS}")
+    course = {}
+    for name in names:
+        src_dir = root / SOLUTIONS / name
+        asg = Assignment(name)
+        for src in sorted(src_dir.glob("*.ipynb")):
+            rel = root / NOTEBOOKS / name / src.name
+            if not rel.is_file():
+                raise CourseError(f"{rel} is missing: run `python -m grader release` first")
+            asg.notebooks[src.name] = (_load_json(src), _load_json(rel))
+        for path in sorted(src_dir.rglob("*")):
+            parts = path.relative_to(src_dir).parts
+            if path.is_file() and path.suffix != ".ipynb" and not any(
+                    fnmatch.fnmatch(p, pat) for p in parts for pat in ignore):
+                asg.files["/".join(parts)] = path.read_bytes()
+        course[name] = asg
+    return course
+
+
+def _notebook_in(sub: Submission, name: str, course_notebooks: set[str]) -> tuple[str | None, list[str]]:
+    """Which submitted file is notebook ``name``: itself, or the only other top-level
+    notebook (a renamed copy)."""
+    if name in sub.files:
+        return name, []
+    others = [f for f in sub.files if f.endswith(".ipynb") and "/" not in f and f not in course_notebooks]
+    if len(others) == 1:
+        return others[0], [f"There was no {name}; {others[0]} was graded in its place."]
+    if others:
+        return None, [f"There was no {name}, and more than one other notebook "
+                      f"({', '.join(sorted(others))}), so none was graded in its place."]
+    return None, []
+
+
+def _font_cache() -> str:
+    """matplotlib's font list, so that no kernel spends seconds rebuilding it."""
+    home = Path(os.environ.get("MPLCONFIGDIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
+    found = sorted(home.glob("fontlist-v*.json"))
+    if found:
+        return str(found[-1])
+    try:
+        import matplotlib
+        from matplotlib import font_manager  # noqa: F401 (builds the cache if it is missing)
+    except Exception:  # noqa: BLE001
+        return ""
+    found = sorted(Path(matplotlib.get_cachedir()).glob("fontlist-v*.json"))
+    return str(found[-1]) if found else ""
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """Stop at once: cancel what has not started and end the workers (their kernels die
+    with them)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list(getattr(pool, "_processes", {}).values()):
+        process.terminate()
+
+
+def _run_pool(jobs: list[Job], workers: int, on_result, meanwhile=None) -> None:
+    """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
+    ``meanwhile()`` runs here once the workers have started. A worker process that dies
+    takes only its own job with it (each job is tried twice)."""
+    pending = dict(enumerate(jobs))
+    tries = defaultdict(int)
+    context = multiprocessing.get_context("spawn")
+    while pending:
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context)
+        try:
+            futures = {pool.submit(run_job, job): i for i, job in pending.items()}
+            if meanwhile is not None:
+                meanwhile()
+                meanwhile = None
+            for future in as_completed(futures):
+                i = futures[future]
+                try:
+                    result = future.result()
+                except BrokenProcessPool:
+                    raise
+                except Exception as exc:  # noqa: BLE001 (pickling and the like)
+                    job = pending[i]
+                    result = JobResult(job.student, job.assignment, job.notebook, "failed",
+                                       error=f"{type(exc).__name__}: {exc}")
+                del pending[i]
+                on_result(i, result)
+        except BrokenProcessPool:
+            for i in list(pending):
+                tries[i] += 1
+                if tries[i] >= 2:
+                    job = pending.pop(i)
+                    on_result(i, JobResult(job.student, job.assignment, job.notebook, "failed",
+                                           error="the worker process grading it died twice"))
+        except BaseException:
+            _stop(pool)
+            raise
+        pool.shutdown()
+
+
+def _db_path(db_url: str) -> list[Path]:
+    if db_url.startswith("sqlite:///"):
+        path = Path(db_url[len("sqlite:///"):])
+        return [path, path.with_name(path.name + "-journal")]
+    return []
+
+
+def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
+          sandbox: str = "auto", db_url: str | None = None, stream=None, err=None) -> int:
+    """Grade every submission under ``submissions`` into ``out``; return the exit status."""
+    stream, err = stream or sys.stdout, err or sys.stderr
+    limits = limits or Limits()
+    started = time.monotonic()
+    root = course_root()
+    try:
+        recorder = Recorder(root, db_url)
+        course = load_course(root, recorder.ignore)
+        subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"])
+    except (CourseError, SubmissionsError, GradebookError) as exc:
+        print(f"grade: {exc}", file=err)
+        return 2
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / ".write-test").write_text("")
+        (out / ".write-test").unlink()
+    except OSError as exc:
+        print(f"grade: cannot write to {out}: {exc}", file=err)
+        return 2
+    for warning in warnings:
+        print(f"warning: {warning}", file=stream)
+
+    scratch = Path(tempfile.mkdtemp(prefix="grade-"))
+    os.chmod(scratch, 0o711)
+    try:
+        hidden = [root, submissions.resolve(), out.resolve(), *_db_path(recorder.db_url)]
+        try:
+            box = detect(sandbox, root, hidden, scratch, limits)
+        except RuntimeError as exc:
+            print(f"grade: --sandbox bwrap was asked for, but {exc}", file=err)
+            return 2
+        print(f"Sandbox: {box.describe()}.", file=stream)
+        return _grade_all(course, subs, out, box, limits, recorder, scratch, jobs or default_jobs(),
+                          started, stream, err)
+    finally:
+        recorder.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err) -> int:
+    font_cache = _font_cache()
+    jobs, groups = [], defaultdict(list)
+    for sub in subs:
+        asg = course[sub.assignment]
+        for name, (source, release) in asg.notebooks.items():
+            submitted_as, notes = _notebook_in(sub, name, set(asg.notebooks))
+            groups[sub.key].append(len(jobs))
+            jobs.append(Job(sub.student, sub.assignment, name, source, release, sub.files, submitted_as,
+                            asg.files, box, limits, str(scratch), font_cache, [*sub.notes, *notes]))
+    by_key = {sub.key: sub for sub in subs}
+    results: dict[int, JobResult] = {}
+    records, problems = [], []
+    columns = list(dict.fromkeys(c for name in sorted(course) for c in course[name].graded_cells()))
+    print(f"Grading {len(subs)} submission(s), {len(jobs)} notebook(s), {workers} at a time.", file=stream)
+    progress = Progress(len(subs), stream)
+
+    def finish(key) -> None:
+        sub = by_key[key]
+        done = [results[i] for i in groups[key]]
+        record = submission_record(sub.student, sub.assignment, done, box.kind, sub.timestamp)
+        records.append(record)
+        try:
+            write_json(out / "results" / sub.student / f"{sub.assignment}.json", record)
+            if record["status"] == "failed":
+                problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
+                                + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
+            else:
+                for res in done:
+                    page = out / "feedback" / sub.student / sub.assignment / f"{Path(res.notebook).stem}.html"
+                    page.parent.mkdir(parents=True, exist_ok=True)
+                    page.write_text(render(res, sub.student, sub.assignment), encoding="utf-8")
+                recorder.write_autograded(sub.student, sub.assignment, done, sub.files)
+                recorder.record(sub.student, sub.assignment, done, sub.timestamp)
+        except Exception as exc:  # noqa: BLE001 (one submission's outputs must not stop the rest)
+            problems.append(f"{sub.student}/{sub.assignment} was graded but not all of it was "
+                            f"written: {type(exc).__name__}: {exc}")
+        progress.finished(record)
+
+    def on_result(i: int, result: JobResult) -> None:
+        results[i] = result
+        key = (result.student, result.assignment)
+        if all(j in results for j in groups[key]):
+            finish(key)
+
+    def prepare() -> None:  # while the first notebooks run
+        recorder.prepare({name: course[name] for name in sorted({s.assignment for s in subs})})
+        recorder.open()
+
+    try:
+        _run_pool(jobs, workers, on_result, prepare)
+    except GradebookError as exc:
+        progress.close()
+        print(f"grade: {exc}", file=err)
+        return 2
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"\ngrade: interrupted; {len(records)} submission(s) were graded and recorded.", file=err)
+        return 130
+    finally:
+        (out / "grades.csv").write_text(grades_csv(records, columns), encoding="utf-8")
+    progress.close()
+    elapsed = time.monotonic() - started
+    print(f"Graded {len(records) - sum(r['status'] == 'failed' for r in records)} of {len(subs)} "
+          f"submission(s) in {elapsed:.1f} s ({elapsed / max(len(subs), 1):.2f} s per submission, "
+          f"{workers} parallel jobs).", file=stream)
+    print(f"Wrote {out / 'grades.csv'}, {out / 'results'}/, {out / 'feedback'}/, the gradebook "
+          f"({recorder.db_url}) and the autograded notebooks in {recorder.autograded_root}/.",
+          file=stream)
+    if problems:
+        print("grade: some submissions were not graded:", file=err)
+        for line in problems:
+            print(f"  - {line}", file=err)
+        return 1
+    return 0

@@ -1,0 +1,245 @@
+"""The per-submission job: a self-contained function from a submission and the course's
+notebooks to a result record and an autograded notebook.
+
+:class:`Job` holds everything the job needs as plain data (notebook JSON, file bytes,
+limits, the sandbox to use), so a job can run in a worker process here or, later, on
+another machine. :func:`run_job` never raises: a problem of the grader itself becomes a
+result with status ``failed`` and the reason.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from . import nbjson
+from .kernel import Kernel, KernelStartError, run_notebook
+from .repair import assemble, nbgrader_meta, read_submission
+from .sandbox import Limits, Sandbox
+from .scoring import answers, missing_tests, score
+
+
+@dataclass
+class Job:
+    student: str
+    assignment: str
+    notebook: str  # the assignment's notebook file name, e.g. "01_matmul_views.ipynb"
+    source: dict  # the source notebook (solutions and hidden tests), as JSON
+    release: dict  # the released notebook, as JSON
+    files: dict[str, bytes]  # the submitted assignment folder: relative path -> content
+    submitted_as: str | None  # which of ``files`` is this notebook (None: not submitted)
+    course_files: dict[str, bytes] = field(default_factory=dict)  # replace the student's copies
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
+    limits: Limits = field(default_factory=Limits)
+    scratch: str = ""  # where the private directory is made ("" : the system's temp dir)
+    font_cache: str = ""  # matplotlib's font list to copy in, so kernels do not rebuild it
+    notes: list[str] = field(default_factory=list)  # said while reading the submission
+
+
+@dataclass
+class JobResult:
+    student: str
+    assignment: str
+    notebook: str
+    status: str  # graded | missing | failed (the grader could not grade it)
+    tests: list[dict] = field(default_factory=list)
+    manual: list[dict] = field(default_factory=list)
+    answers: list[dict] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    autograded: dict | None = None
+    error: str = ""
+
+    @property
+    def points(self) -> float:
+        return sum(t["points"] for t in self.tests)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t["max"] for t in self.tests)
+
+
+def _safe_relative(name: str) -> PurePosixPath | None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or not path.parts or any(p in ("..", "") for p in path.parts):
+        return None
+    return path
+
+
+def _write_files(root: Path, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        rel = _safe_relative(name)
+        if rel is None:
+            continue
+        target = root.joinpath(*rel.parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_dir():
+            continue
+        target.write_bytes(data)
+
+
+def shadowing(files: dict[str, bytes]) -> dict[str, str]:
+    """Submitted files that would be imported instead of a real module (a ``grader.py``
+    with a ``check`` that always passes, a fake ``numpy/`` package): path -> the module's
+    name. The working directory comes first on the kernel's import path."""
+    modules = {}  # top-level name -> module name
+    for name in files:
+        rel = _safe_relative(name)
+        if rel is None:
+            continue
+        if len(rel.parts) == 1 and rel.suffix == ".py":
+            modules[rel.parts[0]] = rel.stem
+        elif len(rel.parts) == 2 and rel.parts[1] == "__init__.py":
+            modules[rel.parts[0]] = rel.parts[0]
+    real = {top: m for top, m in modules.items() if m.isidentifier() and (
+        m in sys.stdlib_module_names or importlib.util.find_spec(m) is not None)}
+    return {name: real[_safe_relative(name).parts[0]] for name in files
+            if _safe_relative(name) is not None and _safe_relative(name).parts[0] in real}
+
+
+def kernel_env(home: Path, tmp: str) -> dict[str, str]:
+    """A clean environment: nothing of the grader's (tokens, paths) reaches student code."""
+    return {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home), "USER": "student", "LOGNAME": "student",
+        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": tmp,
+        "MPLCONFIGDIR": str(home / ".matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
+        "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"),
+        "NBGRADER_EXECUTION": "autograde", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
+        # One thread per kernel: the batch already runs one kernel per core.
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1", "VECLIB_MAXIMUM_THREADS": "1",
+    }
+
+
+class _Private:
+    """A job's private directory (work/, home/, tmp/) and the kernels that run in it."""
+
+    def __init__(self, job: Job):
+        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache)
+        self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
+        self.work, home = self.dir / "work", self.dir / "home"
+        for d in (self.work, home, home / ".matplotlib", self.dir / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        if job.font_cache and os.path.isfile(job.font_cache):
+            shutil.copy(job.font_cache, home / ".matplotlib")
+        tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(self.dir / "tmp")
+        self.env = kernel_env(home, tmp)
+        self.sandbox, self.limits = job.sandbox, job.limits
+        self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
+
+    def kernel(self, n: int) -> Kernel:
+        return Kernel(self.dir, self.work, self.sandbox, self.limits, self.env, n)
+
+    def remove(self) -> None:
+        if self.first is not None:
+            self.first.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# One spare per worker process: a private directory whose kernel is already starting,
+# for the next job with the same settings. It has run nothing when a job takes it.
+_spare: _Private | None = None
+
+
+def _launch_spare(job: Job) -> None:
+    global _spare
+    if _spare is None:
+        from multiprocessing import util
+
+        util.Finalize(None, _drop_spare, exitpriority=100)
+    _drop_spare()
+    try:
+        spare = _Private(job)
+        spare.first = spare.kernel(0)
+        spare.first.launch()
+        _spare = spare
+    except (OSError, KernelStartError):
+        _spare = None
+
+
+def _take_spare(job: Job) -> _Private | None:
+    global _spare
+    spare, _spare = _spare, None
+    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache):
+        spare.remove()
+        return None
+    return spare
+
+
+def _drop_spare() -> None:
+    global _spare
+    if _spare is not None:
+        _spare.remove()
+        _spare = None
+
+
+def _result(job: Job, status: str, start: float, **kw) -> JobResult:
+    kw.setdefault("notes", list(job.notes))
+    return JobResult(job.student, job.assignment, job.notebook, status,
+                     seconds=time.monotonic() - start, **kw)
+
+
+def run_job(job: Job) -> JobResult:
+    """Grade one notebook of one submission. Never raises."""
+    start = time.monotonic()
+    try:
+        return _run(job, start)
+    except Exception:  # noqa: BLE001 (a bug of the grader must not stop the batch)
+        return _result(job, "failed", start, error=traceback.format_exc())
+
+
+def _run(job: Job, start: float) -> JobResult:
+    source = nbjson.from_dict(job.source)
+    release = nbjson.from_dict(job.release)
+    if job.submitted_as is None or job.submitted_as not in job.files:
+        submitted, problem = None, f"No notebook {job.notebook} was submitted."
+    else:
+        submitted, problem = read_submission(job.files[job.submitted_as])
+        problem = problem and f"{job.submitted_as}: {problem}."
+    plan = assemble(source, release, submitted)
+    if submitted is None:
+        tests = missing_tests(plan, problem)
+        manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
+        return _result(job, "missing", start, tests=tests, manual=manual,
+                       answers=[{**a, "answered": False} for a in answers(plan)],
+                       autograded=plan.nb, notes=[*job.notes, problem])
+
+    private = _take_spare(job) or _Private(job)
+    _launch_spare(job)  # the next job's kernel starts while this notebook runs
+    try:
+        work = private.work
+        hidden = shadowing(job.files)
+        notes = [f"Your file {name} was not used: it would replace the module {module} "
+                 "that grading needs." for name, module in sorted(hidden.items())]
+        _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
+        _write_files(work, job.course_files)
+        job.sandbox.hand_over(private.dir)
+        replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
+        try:
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first)
+        except KernelStartError:  # once more: a busy machine can be slow to start a kernel
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable)
+        tests, manual, incidents = score(plan, runs)
+    except KernelStartError as exc:
+        return _result(job, "failed", start, error=str(exc))
+    finally:
+        private.remove()
+    return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
+                   repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
+                   notes=[*job.notes, *notes])
+
+
+def _manual_cells(plan):
+    for cell, kind in zip(plan.nb.cells, plan.kinds):
+        if kind == "manual":
+            meta = nbgrader_meta(cell)
+            yield meta.get("grade_id", cell.id), float(meta.get("points", 0) or 0)

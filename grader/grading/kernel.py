@@ -1,0 +1,371 @@
+"""Run a notebook's code cells in a sandboxed kernel, one cell at a time.
+
+Nothing a cell does stops the run:
+
+* a cell that runs past the per-cell timeout is interrupted; if the kernel does not come
+  back, it is killed like a dead one;
+* a kernel that dies (``os._exit``, a crash) or outgrows the memory limit is replaced by
+  a fresh one; the cells that ran before are run again, silently, so that later cells
+  find what they need, and the run goes on with the next cell;
+* the whole notebook has a wall-clock cap; cells after it are not run.
+
+Each cell gets a :class:`CellRun` that says what happened, and an error output that
+explains it in the learner's terms.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Empty
+
+from jupyter_client import KernelManager
+
+from . import nbjson
+from .sandbox import Limits, Sandbox
+
+GRACE = 3.0  # seconds a kernel gets to answer an interrupt
+POLL = 0.1
+MEMORY_POLL = 0.25
+FATAL = ("died", "memory", "stuck")
+
+
+@dataclass
+class CellRun:
+    index: int
+    status: str  # ok | error | memory-error | timeout | stuck | died | memory | wall | not-run
+    ename: str = ""
+    evalue: str = ""
+    seconds: float = 0.0
+    detail: str = ""  # what happened, in the learner's terms (for incidents)
+
+    @property
+    def fatal(self) -> bool:
+        """The kernel is gone or unusable after this cell."""
+        return self.status in FATAL
+
+
+class KernelStartError(RuntimeError):
+    pass
+
+
+class _Manager(KernelManager):
+    """A kernel manager that starts the kernel through our sandbox command."""
+
+    def format_kernel_cmd(self, extra_arguments=None):  # noqa: ARG002 (jupyter_client's signature)
+        return list(self.sandboxed_command)
+
+
+def _tree_rss(root: int) -> int:
+    """Resident memory of ``root`` and all its descendants, in bytes (Linux; else 0)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    children, rss = defaultdict(list), {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()
+        pid = int(entry.name)
+        children[int(fields[1])].append(pid)
+        rss[pid] = int(fields[21])
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack += children.get(pid, [])
+    return total * os.sysconf("SC_PAGE_SIZE")
+
+
+class _Outputs:
+    """Collects a cell's outputs from kernel messages, up to a size cap."""
+
+    def __init__(self, cap: int):
+        self.cap, self.size, self.cut = cap, 0, False
+        self.outputs: list = []
+        self.clear_pending = False
+        self.execution_count = None
+        self.error: tuple[str, str] | None = None  # the last error output's name and value
+
+    def add(self, msg: dict) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        if kind == "execute_input":
+            self.execution_count = content.get("execution_count")
+            return
+        if kind == "clear_output":
+            if content.get("wait"):
+                self.clear_pending = True
+            else:
+                self.outputs, self.size = [], 0
+            return
+        if kind not in ("stream", "display_data", "execute_result", "error"):
+            return
+        if self.clear_pending:
+            self.outputs, self.size, self.clear_pending = [], 0, False
+        out = nbjson.output_from_msg(msg)
+        size = len(out.text) if kind == "stream" else len(str(content))
+        if kind != "error" and self.size + size > self.cap:
+            self.cut = True
+            room = self.cap - self.size
+            if kind != "stream" or room <= 0:
+                return
+            out.text, size = out.text[:room], room
+        self.size += size
+        last = self.outputs[-1] if self.outputs else None
+        if kind == "stream" and last is not None and last.output_type == "stream" and last.name == out.name:
+            last.text += out.text
+        else:
+            self.outputs.append(out)
+
+    def finish(self) -> list:
+        if self.cut:
+            note = f"\n[output cut: this cell printed more than {self.cap:,} characters]\n"
+            self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
+        return self.outputs
+
+
+def error_output(ename: str, evalue: str):
+    return nbjson.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+class Kernel:
+    """One sandboxed kernel process with its connection in the job directory."""
+
+    def __init__(self, job_dir: Path, workdir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int):
+        self.job_dir, self.workdir, self.sandbox, self.limits = job_dir, workdir, sandbox, limits
+        self.env, self.n = env, n
+        self.km = self.kc = None
+        self.log_path = job_dir / f"kernel-{n}.log"
+
+    def start(self) -> None:
+        self.launch()
+        self.connect()
+
+    def launch(self) -> None:
+        """Start the kernel process and return at once; :meth:`connect` waits for it."""
+        kdir = self.job_dir / "k"
+        kdir.mkdir(exist_ok=True)
+        km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
+                      connection_file=str(kdir / f"{self.n}.json"))
+        km.sandboxed_command = self.sandbox.command(
+            [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", km.connection_file,
+             "--HistoryManager.enabled=False"],
+            self.job_dir, self.workdir, self.limits)
+        self.sandbox.hand_over(self.job_dir)
+        self.km = km
+        with open(self.log_path, "ab") as log:
+            try:
+                km.start_kernel(env=self.env, cwd=str(self.workdir), stdout=log, stderr=log)
+            except Exception as exc:  # jupyter_client raises several kinds here
+                self._failed(exc)
+
+    def connect(self) -> None:
+        """Wait until the launched kernel answers (or raise :class:`KernelStartError`)."""
+        try:
+            self.kc = self.km.client()
+            self.kc.start_channels()
+            self.kc.wait_for_ready(timeout=self.limits.startup)
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc)
+        # The connection file holds this session's key, which student code may read: it
+        # can only talk to its own kernel with it.
+
+    def _failed(self, exc: Exception):
+        self.stop()
+        tail = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
+        raise KernelStartError(f"the kernel did not start: {exc}\n" + "\n".join(tail)) from exc
+
+    def alive(self) -> bool:
+        return self.km is not None and self.km.is_alive()
+
+    def pid(self) -> int | None:
+        proc = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return getattr(proc, "pid", None)
+
+    def rss(self) -> int:
+        pid = self.pid()
+        return _tree_rss(pid) if pid else 0
+
+    def exit_code(self):
+        proc = getattr(getattr(self.km, "provisioner", None), "process", None)
+        return proc.poll() if proc is not None else None
+
+    def interrupt(self) -> None:
+        msg = self.kc.session.msg("interrupt_request", {})
+        self.kc.control_channel.send(msg)
+
+    def stop(self) -> None:
+        if self.kc is not None:
+            try:
+                self.kc.stop_channels()
+            except Exception:  # noqa: BLE001 (best effort on a dying kernel)
+                pass
+        if self.km is not None:
+            try:
+                self.km.shutdown_kernel(now=True)
+            except Exception:  # noqa: BLE001
+                pass
+            try:
+                self.km.cleanup_resources()
+            except Exception:  # noqa: BLE001
+                pass
+        self.kc = self.km = None
+
+    def run(self, cell, index: int, deadline: float, silent: bool = False) -> CellRun:
+        """Execute ``cell`` (its outputs are replaced unless ``silent``)."""
+        limits = self.limits
+        start = time.monotonic()
+        msg_id = self.kc.execute(cell.source, store_history=not silent, allow_stdin=False,
+                                 stop_on_error=False)
+        sink = _Outputs(limits.output_chars)
+        cell_deadline = min(start + limits.timeout, deadline)
+        interrupted = None  # (when, status) once the cell has been interrupted
+        next_memory = start + MEMORY_POLL
+        run = None
+        while run is None:
+            now = time.monotonic()
+            if interrupted is None and now >= cell_deadline:
+                why = "wall" if deadline <= start + limits.timeout else "timeout"
+                self.interrupt()
+                interrupted = (now, why)
+            elif interrupted is not None and now >= interrupted[0] + GRACE:
+                run = CellRun(index, "stuck")
+                break
+            if now >= next_memory:
+                next_memory = now + MEMORY_POLL
+                if self.rss() > limits.memory_bytes:
+                    run = CellRun(index, "memory")
+                    break
+            try:
+                msg = self.kc.get_iopub_msg(timeout=POLL)
+            except Empty:
+                if not self.alive():
+                    run = CellRun(index, "died")
+                continue
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
+                run = CellRun(index, "ok")
+                break
+            if msg["msg_type"] == "error":
+                sink.error = (msg["content"].get("ename", ""), msg["content"].get("evalue", ""))
+            sink.add(msg)
+        run.seconds = time.monotonic() - start
+        outputs = sink.finish()
+        if run.status == "ok" and sink.error:
+            run.status = "error"
+            run.ename, run.evalue = sink.error
+        if interrupted is not None and run.status in ("ok", "error", "stuck"):
+            if run.status != "stuck":
+                run.status = interrupted[1]
+            # The KeyboardInterrupt we caused is ours, not the learner's: drop it.
+            outputs = [o for o in outputs if not (o.output_type == "error" and o.ename == "KeyboardInterrupt")]
+        if run.status == "error" and run.ename == "MemoryError":
+            run.status = "memory-error"
+        self._explain(run, outputs, interrupted)
+        if not silent:
+            cell.outputs = outputs
+            cell.execution_count = sink.execution_count
+        return run
+
+    def _explain(self, run: CellRun, outputs: list, interrupted) -> None:
+        limits = self.limits
+        if run.status == "timeout":
+            run.detail = (f"This cell was stopped after {limits.timeout:g} s, the time limit for "
+                          "one cell. Look for a loop that never ends, or work that is far too big.")
+        elif run.status == "wall":
+            run.detail = (f"This cell was stopped because the notebook reached its time limit "
+                          f"({limits.wall:g} s in all).")
+        elif run.status == "stuck":
+            run.detail = (f"This cell was stopped after {limits.timeout:g} s and did not respond to "
+                          "an interrupt, so its Python process was restarted.")
+        elif run.status == "memory":
+            run.detail = (f"This cell used more than {limits.memory_mb} MB of memory, so its "
+                          "Python process was stopped and restarted.")
+        elif run.status == "memory-error":
+            run.detail = (f"This cell ran out of memory (the limit is {limits.memory_mb} MB). "
+                          "Look for a list or array that keeps growing.")
+        elif run.status == "died":
+            code = self.exit_code()
+            how = f" (exit status {code})" if code not in (None, 0) else ""
+            run.detail = ("The Python process running this notebook stopped while this cell "
+                          f"ran{how}, for example through os._exit, exit() or a crash. "
+                          "Grading went on in a fresh process.")
+        if run.detail and run.status != "memory-error":
+            name = {"died": "KernelDied", "memory": "MemoryError"}.get(run.status, "TimeoutError")
+            outputs.append(error_output(name, run.detail))
+            run.ename, run.evalue = name, run.detail
+
+
+def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | None = None
+                 ) -> list[CellRun | None]:
+    """Run every code cell of ``nb`` in place; return one :class:`CellRun` per cell (None
+    for cells that are not code or are empty).
+
+    ``make_kernel(n)`` gives the n-th (unstarted) :class:`Kernel`; ``first``, if given, is
+    a kernel already launched for this notebook. ``replayable(i)`` says whether cell i
+    should run again in a fresh kernel after a death (test cells need not). Raises
+    :class:`KernelStartError` only if the very first kernel cannot start.
+    """
+    runs: list[CellRun | None] = [None] * len(nb.cells)
+    deadline = time.monotonic() + limits.wall
+    kernel = first
+    try:
+        if kernel is None:
+            raise KernelStartError("no kernel launched yet")
+        kernel.connect()
+    except KernelStartError:
+        kernel = make_kernel(0)
+        kernel.start()
+    restarts, broken = 0, ""
+    try:
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or not cell.source.strip():
+                continue
+            if broken or time.monotonic() >= deadline:
+                why = broken or (f"It was not run: the notebook reached its time limit "
+                                 f"({limits.wall:g} s in all).")
+                runs[i] = CellRun(i, "not-run" if broken else "wall", "NotRun", why, detail=why)
+                cell.outputs = [error_output("NotRun", why)]
+                cell.execution_count = None
+                continue
+            run = kernel.run(cell, i, deadline)
+            runs[i] = run
+            needs_restart = run.fatal or (
+                run.status == "memory-error" and kernel.rss() > limits.memory_bytes // 2)
+            if not needs_restart:
+                continue
+            kernel.stop()
+            if restarts >= limits.max_restarts:
+                broken = (f"It was not run: the notebook's Python process had to be restarted "
+                          f"{restarts + 1} times, the most grading allows.")
+                continue
+            restarts += 1
+            kernel = make_kernel(restarts)
+            try:
+                kernel.start()
+            except KernelStartError as exc:
+                broken = f"It was not run: a fresh Python process could not start ({exc})."
+                continue
+            # Bring the fresh kernel to where the old one was, without the cell that broke it.
+            for j in range(i):
+                earlier = runs[j]
+                if earlier is None or earlier.status not in ("ok", "error") or not replayable(j):
+                    continue
+                again = kernel.run(nb.cells[j], j, deadline, silent=True)
+                if again.fatal:
+                    kernel.stop()
+                    broken = ("It was not run: the notebook's Python process could not be brought "
+                              "back after a restart.")
+                    break
+    finally:
+        kernel.stop()
+    return runs

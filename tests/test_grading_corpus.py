@@ -1,0 +1,275 @@
+"""The grading pipeline end to end (DESIGN.md, gate 7).
+
+A corpus of sample submissions, built from the real source and release notebooks (see
+``grading_corpus.py``), goes through the real command, ``python -m grader grade``, into a
+real SQLite gradebook, in two batches:
+
+* batch A, with the default limits: honest full and empty submissions of every lesson,
+  a partial one, one per catalogued misconception of the corpus lesson, a kernel exit,
+  each kind of structural damage, edited tests, tampered metadata, unreadable and
+  missing notebooks, and (in a sandbox) a submission that tries to destroy the class's
+  work followed by an honest classmate;
+* batch B, with small limits: an infinite loop and a memory bomb next to an honest
+  neighbour.
+
+Every sample has its exact expected points and status for every test, checked in the
+JSON results, grades.csv and the gradebook.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from grader.course import assignments
+from grader.grading.scoring import STATUSES
+from grading_corpus import (
+    Lesson,
+    Sample,
+    attack_samples,
+    damage_samples,
+    every_lesson_samples,
+    infinite_loop_sample,
+    kernel_exit_sample,
+    memory_bomb_sample,
+    misconception_samples,
+    write,
+)
+
+pytestmark = pytest.mark.slow
+LESSON = "01_matmul_views"  # the lesson the full corpus is built from
+LESSONS = {name: Lesson(name, ROOT) for name in assignments(ROOT)}
+
+
+def sandboxed() -> bool:
+    from grader.grading.sandbox import Limits, detect
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return detect("auto", ROOT, [], Path(tmp), Limits()).kind == "bwrap"
+
+
+SANDBOXED = sandboxed()
+
+
+def batch_a(paths: dict) -> list[Sample]:
+    main = LESSONS[LESSON]
+    samples = every_lesson_samples(list(LESSONS.values()))
+    samples += damage_samples(main) + misconception_samples(main) + [kernel_exit_sample(main)]
+    if SANDBOXED:  # without a sandbox the attack would succeed: that is the point
+        samples += attack_samples(main, **paths)
+    return samples
+
+
+def batch_b() -> list[Sample]:
+    main = LESSONS[LESSON]
+    neighbour = Sample("neighbour", LESSON, main.files(main.honest()), main.expect())
+    return [infinite_loop_sample(main), memory_bomb_sample(main), neighbour]
+
+
+DUMMY = {"submitted": Path("/s"), "gradebook": Path("/g"), "out": Path("/o"), "port": 1}
+KEYS = [("a", s.student, s.assignment) for s in batch_a(DUMMY)] + \
+       [("b", s.student, s.assignment) for s in batch_b()]
+
+
+def _hashes(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _grade(course: Path, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course))
+    return subprocess.run([sys.executable, "-m", "grader", "grade", *map(str, args)], env=env,
+                          capture_output=True, text=True, cwd=course, timeout=900)
+
+
+class Corpus:
+    pass
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Corpus:
+    base = tmp_path_factory.mktemp("corpus")
+    course = base / "course"
+    course.mkdir()
+    for name in ("solutions", "notebooks"):
+        shutil.copytree(ROOT / name, course / name)
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    c = Corpus()
+    c.course, c.gradebook = course, course / "gradebook.db"
+    c.out = {"a": base / "out-a", "b": base / "out-b"}
+    c.submitted = {"a": base / "a" / "submitted", "b": base / "b" / "submitted"}
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.setblocking(False)
+    import grader.checking
+
+    checker = Path(grader.checking.__file__)
+    paths = {"submitted": c.submitted["a"], "gradebook": c.gradebook, "out": c.out["a"],
+             "port": listener.getsockname()[1]}
+    c.samples = {("a", s.student, s.assignment): s for s in batch_a(paths)}
+    c.samples.update({("b", s.student, s.assignment): s for s in batch_b()})
+    for batch in "ab":
+        write([s for k, s in c.samples.items() if k[0] == batch], c.submitted[batch])
+    c.before = {b: _hashes(c.submitted[b]) for b in "ab"}
+    checker_before = checker.read_bytes()
+    c.runs = {
+        "a": _grade(course, c.submitted["a"], "--out", c.out["a"], "--jobs", 2, "--timeout", 120),
+        "b": _grade(course, c.submitted["b"], "--out", c.out["b"], "--jobs", 2,
+                    "--timeout", 10, "--memory", 1000),
+    }
+    c.after = {b: _hashes(c.submitted[b]) for b in "ab"}
+    c.checker_unchanged = checker.read_bytes() == checker_before
+    try:
+        listener.accept()
+        c.phoned_home = True
+    except BlockingIOError:
+        c.phoned_home = False
+    listener.close()
+    return c
+
+
+def _result(c: Corpus, key) -> dict:
+    batch, student, assignment = key
+    return json.loads((c.out[batch] / "results" / student / f"{assignment}.json").read_text())
+
+
+def test_the_command_grades_every_submission_and_exits_0(corpus):
+    for batch, run in corpus.runs.items():
+        assert run.returncode == 0, f"batch {batch}:\n{run.stdout}\n{run.stderr}"
+        assert "Sandbox:" in run.stdout
+        n = sum(1 for k in corpus.samples if k[0] == batch)
+        assert f"Graded {n} of {n} submission(s)" in run.stdout, run.stdout
+        assert len(re.findall(r"^\[\d+/\d+\] ", run.stdout, re.M)) == n, "one line per submission"
+
+
+@pytest.mark.parametrize("key", KEYS, ids=[f"{b}:{s}:{a}" for b, s, a in KEYS])
+def test_sample_gets_its_exact_result(corpus, key):
+    sample = corpus.samples[key]
+    result = _result(corpus, key)
+    assert result["status"] == sample.status
+    got = {t["id"]: t for t in result["tests"]}
+    assert set(got) == set(sample.tests)
+    for test, want in sample.tests.items():
+        t = got[test]
+        where = f"{sample.student} {test}: {t['status']} {t['points']} {t['message'][:300]!r}"
+        assert t["status"] in STATUSES, where
+        assert (t["points"], t["status"]) == (want.points, want.status), where
+        assert want.message.lower() in t["message"].lower(), where
+    assert result["score"] == sample.total
+    for field in ("repairs", "incidents", "notes"):
+        text = "\n".join(result[field])
+        for phrase in getattr(sample, field):
+            assert phrase in text, f"{field} lack {phrase!r}: {result[field]}"
+    if sample.status == "graded":
+        assert result["sandbox"] in ("bwrap", "none")
+        page = corpus.out[key[0]] / "feedback" / sample.student / sample.assignment / f"{sample.assignment}.html"
+        assert f"<b>{sample.total:g} / " in page.read_text()
+
+
+def test_grades_csv_has_a_row_per_submission_with_every_graded_cell(corpus):
+    import csv
+
+    for batch in "ab":
+        rows = list(csv.DictReader((corpus.out[batch] / "grades.csv").open()))
+        samples = {(k[1], k[2]): s for k, s in corpus.samples.items() if k[0] == batch}
+        assert {(r["student"], r["assignment"]) for r in rows} == set(samples)
+        for row in rows:
+            sample = samples[(row["student"], row["assignment"])]
+            assert float(row["total"]) == sample.total
+            assert float(row["max"]) == LESSONS[row["assignment"]].total()
+            for column, value in row.items():
+                if column in sample.tests:
+                    assert float(value) == sample.tests[column].points, (row["student"], column)
+                elif column not in ("student", "assignment", "total", "max", "status"):
+                    assert value == "", f"{column} (graded by hand or another lesson) is {value!r}"
+
+
+def test_gradebook_holds_every_score(corpus):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{corpus.gradebook}", "attention") as gb:
+        for (batch, student, assignment), sample in corpus.samples.items():
+            submission = gb.find_submission(assignment, student)
+            assert submission.score == sample.total, (student, assignment)
+            for test, want in sample.tests.items():
+                grade = gb.find_grade(test, assignment, assignment, student)
+                assert grade.auto_score == want.points, (student, test)
+
+
+def test_autograded_notebooks_are_valid_and_keep_every_output(corpus):
+    import nbformat
+
+    for (batch, student, assignment), sample in corpus.samples.items():
+        path = corpus.course / "autograded" / student / assignment / f"{assignment}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+        if sample.status == "graded":
+            tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+            assert all(c.outputs for c in tests), student
+
+
+def test_feedback_never_shows_hidden_tests(corpus):
+    hidden = []
+    for lesson in LESSONS.values():
+        for cell in lesson.source["cells"]:
+            text = "".join(cell["source"])
+            for block in re.findall(r"### BEGIN HIDDEN TESTS(.*?)### END HIDDEN TESTS", text, re.S):
+                hidden += [line.strip() for line in block.splitlines() if line.strip()]
+    assert hidden
+    pages = list(corpus.out["a"].rglob("*.html")) + list(corpus.out["b"].rglob("*.html"))
+    assert len(pages) >= len(corpus.samples) - 2
+    import html as html_lib
+
+    for page in pages:
+        text = html_lib.unescape(page.read_text())
+        assert "HIDDEN TESTS" not in text, page
+        leaked = [line for line in hidden if line in text]
+        assert not leaked, f"{page} shows hidden test source: {leaked[:2]}"
+
+
+def test_no_submission_changes_another_ones_result(corpus):
+    for batch in "ab":
+        assert corpus.before[batch] == corpus.after[batch], "a submission file changed"
+    assert corpus.checker_unchanged, "grader/checking.py was changed by student code"
+    assert not corpus.phoned_home
+    # The same honest notebook graded next to a memory bomb and a loop, and next to the
+    # attacker and the damaged ones, gets the same result, message for message.
+    neighbour = _result(corpus, ("b", "neighbour", LESSON))
+    honest = _result(corpus, ("a", "honest_full", LESSON))
+    strip = lambda r: [(t["id"], t["points"], t["status"], t["message"]) for t in r["tests"]]  # noqa: E731
+    assert strip(neighbour) == strip(honest)
+
+
+@pytest.mark.skipif(not SANDBOXED, reason="bubblewrap cannot run here, so the attack is not run")
+def test_the_attack_was_attempted_and_blocked(corpus):
+    import nbformat
+
+    path = corpus.course / "autograded" / "attacker" / LESSON / f"{LESSON}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    attempts = json.loads(re.search(r"ATTACK (\{.*\})", text).group(1))
+    for what in ("delete submissions", "delete gradebook", "overwrite gradebook", "read a classmate",
+                 "write outputs", "patch the checker", "phone home", "read private system files"):
+        assert attempts[what] != "done", f"{what} succeeded: {attempts}"
+    assert corpus.gradebook.is_file()
+    assert _result(corpus, ("a", "zz_after_attack", LESSON))["score"] == LESSONS[LESSON].total()
+
+
+def test_every_misconception_of_the_lesson_is_in_the_corpus():
+    from grader.exercises import load_all
+
+    lesson = LESSONS[LESSON]
+    wanted = sum(len(load_all()[ex].misconceptions) for ex in lesson.exercise.values())
+    found = [k for k in KEYS if k[1].startswith("mis_")]
+    assert wanted > 0 and len(found) == wanted
