@@ -23,6 +23,14 @@ class CellResult:
     message: str  # the error's last line, or the printed ✓ line
 
 
+def summary_line(printed: str) -> str:
+    """What a passing test cell said: its last ✓ line (a check may print a second,
+    indented line listing the cases it tried), else its last printed line."""
+    lines = [line for line in printed.splitlines() if line.strip()]
+    ticks = [line for line in lines if line.lstrip().startswith("✓")]
+    return (ticks or lines or ["passed"])[-1].strip()
+
+
 def _error_text(cell) -> str | None:
     for out in cell.get("outputs", []):
         if out.output_type == "error":
@@ -64,8 +72,7 @@ def graded_results(nb: nbformat.NotebookNode) -> list[CellResult]:
             continue
         max_points = float(meta.get("points", 0))
         error = _error_text(cell)
-        lines = [l for l in _stream_text(cell).splitlines() if l.strip()]
-        message = error or (lines[-1] if lines else "passed")
+        message = error or summary_line(_stream_text(cell))
         passed = error is None
         results.append(CellResult(meta["grade_id"], max_points if passed else 0.0, max_points, passed, message))
     return results

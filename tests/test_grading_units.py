@@ -231,3 +231,16 @@ def test_progress_is_a_bar_with_eta_on_a_terminal_and_lines_otherwise():
 def test_results_json_is_plain_json():
     record = submission_record("alice", A, [_result([], [])], "none", "2025-01-01")
     assert json.loads(json.dumps(record))["sandbox"] == "none"
+
+
+def test_a_passing_cell_is_summed_up_by_its_last_tick_line():
+    from grader.run_notebook import summary_line
+
+    printed = (
+        "✓ matmul_dot: all 12 cases pass; 3 bad inputs rejected with ValueError.\n"
+        "  tried: 1×1, rectangular,\n    large values\n"
+        "✓ matmul_dot: all 25 hidden cases pass.\n"
+    )
+    assert summary_line(printed) == "✓ matmul_dot: all 25 hidden cases pass."
+    assert summary_line("done\n") == "done"
+    assert summary_line("") == "passed"

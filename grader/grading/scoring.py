@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from ..run_notebook import summary_line
 from .kernel import CellRun
 from .repair import Plan, nbgrader_meta
 
@@ -49,8 +50,7 @@ def _partial(cell, max_points: float) -> float:
 def _printed(cell) -> str:
     text = "".join(o.get("text", "") for o in cell.get("outputs", [])
                    if o.get("output_type") == "stream" and o.get("name") == "stdout")
-    lines = [line for line in strip_ansi(text).splitlines() if line.strip()]
-    return lines[-1] if lines else "passed"
+    return summary_line(strip_ansi(text))
 
 
 def _error_message(run: CellRun) -> str:
