@@ -290,17 +290,50 @@ class KeysAsConv(Layout):
 
 
 @pytest.mark.parametrize("cls, words", [
-    (NoOutputLayer, ["no layer `w_o`", "nn.Linear(d_model, d_model) = nn.Linear(4, 4)"]),
+    (NoOutputLayer, ["creates no layer `self.w_o`", "nn.Linear(d_model, d_model) = nn.Linear(4, 4)"]),
     (OutputFromOneHead, ["d_head inputs", "concatenated", "averaging"]),
-    (NoBias, ["no bias", "bias=True"]),
-    (KeysAsConv, ["self.w_k is a Conv1d"]),
+    (NoBias, ["self.w_q without a bias", "bias=True"]),
+    (KeysAsConv, ["makes self.w_k a Conv1d"]),
 ])
 def test_a_wrong_layout_is_explained_without_pointing_at_the_grader(cls, words):
     message = failure("MultiHeadAttention", cls)
-    assert message.startswith("MultiHeadAttention raised ModuleLayoutError")
+    # A finding about the learner's __init__, not an error their code raised.
+    assert message.startswith("MultiHeadAttention is not right yet: your `__init__` ")
+    assert "raised" not in message and "ModuleLayoutError" not in message
+    assert f"Found when the check built {cls.__name__}(d_model=" in message
     for word in words:
         assert word in message
     assert "of your code" not in message  # the error comes from the check, not a learner line
+
+
+class AveragedHeadOutputs(Layout):
+    """The reviewer's learner: the heads' outputs averaged, then w_o from d_head."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__(d_model, n_heads, w_o=d_model // n_heads)
+
+    def forward(self, query, key, value, mask=None):
+        B, T_q, T_k = _check_inputs(query, key, value, self.d_model)
+        mask = attention_mask(mask, B, self.n_heads, T_q, T_k)
+        q = split_with_chunks(self.w_q(query), self.n_heads)
+        k = split_with_chunks(self.w_k(key), self.n_heads)
+        v = split_with_chunks(self.w_v(value), self.n_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, -math.inf)
+        weights = scores.softmax(-1)
+        return self.w_o((weights @ v).mean(dim=1)), weights
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_averaged_heads_hear_about_their_init_and_the_check_recovers(hidden, capsys):
+    message = failure("MultiHeadAttention", AveragedHeadOutputs, hidden=hidden)
+    assert message.startswith("MultiHeadAttention is not right yet: your `__init__` makes "
+                              "self.w_o take 2 = d_head inputs.")
+    # The layout is judged before the cases, and the ordinary check runs afterwards.
+    check("MultiHeadAttention", EinsumAttention, hidden=hidden)
+    assert capsys.readouterr().out.startswith("✓ MultiHeadAttention")
+    assert "not implemented yet" in failure("MultiHeadAttention", Stub, hidden=hidden)
 
 
 class Detached(EinsumAttention):

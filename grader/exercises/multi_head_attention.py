@@ -160,32 +160,63 @@ def _layers_of(module, spec: ModuleSpec) -> dict[str, nn.Linear]:
         layer = getattr(module, name, None)
         if layer is None:
             raise ModuleLayoutError(
-                f"your module has no layer `{name}`. __init__ should create four layers "
+                f"your `__init__` creates no layer `self.{name}`. It should create four layers "
                 f"self.w_q, self.w_k, self.w_v and self.w_o, each {want}."
             )
         if not isinstance(layer, nn.Linear):
-            raise ModuleLayoutError(f"self.{name} is a {type(layer).__name__}; make it {want}.")
+            raise ModuleLayoutError(
+                f"your `__init__` makes self.{name} a {type(layer).__name__}; make it {want}.")
         sizes = (layer.in_features, layer.out_features)
         if name == "w_o" and sizes == (d_head, d) and d_head != d:
             raise ModuleLayoutError(
-                f"self.w_o takes {d_head} = d_head inputs. The heads' outputs are "
-                f"concatenated (merge_heads), which gives back h × d_head = d_model = {d} "
-                f"features per token; averaging the heads down to d_head throws away what "
-                f"each head found. Make w_o {want}."
+                f"your `__init__` makes self.w_o take {d_head} = d_head inputs. The heads' "
+                f"outputs are concatenated (merge_heads), which gives back h × d_head = "
+                f"d_model = {d} features per token; averaging the heads down to d_head throws "
+                f"away what each head found. Make w_o {want}."
             )
         if sizes != (d, d):
             raise ModuleLayoutError(
-                f"self.{name} maps {sizes[0]} -> {sizes[1]} features; make it {want}. Every "
-                f"projection keeps d_model features: the heads split them, they do not "
-                f"change their number."
+                f"your `__init__` makes self.{name} map {sizes[0]} -> {sizes[1]} features; make "
+                f"it {want}. Every projection keeps d_model features: the heads split them, "
+                f"they do not change their number."
             )
         if layer.bias is None:
             raise ModuleLayoutError(
-                f"self.{name} has no bias. nn.MultiheadAttention's projections have biases, "
-                f"so keep the default bias=True."
+                f"your `__init__` makes self.{name} without a bias. nn.MultiheadAttention's "
+                f"projections have biases, so keep the default bias=True."
             )
         layers[name] = layer
     return layers
+
+
+def _built_on_reference(cls) -> bool:
+    return (isinstance(cls, type) and issubclass(cls, ref.MultiHeadAttention)
+            and cls is not ref.MultiHeadAttention)
+
+
+BUILT_ON_REFERENCE = ("your class is built on the course's reference solution; write "
+                      "MultiHeadAttention on nn.Module yourself")
+
+
+def layout_problem(cls, spec: ModuleSpec) -> str:
+    """What is wrong with the layers ``cls(spec.d_model, spec.n_heads)`` builds, or "".
+
+    An ``__init__`` that raises is not judged here: the check's cases report it (a stub's
+    NotImplementedError, a ValueError, a learner's bug) with the line it came from.
+    """
+    if _built_on_reference(cls):
+        return BUILT_ON_REFERENCE
+    try:
+        with one_thread(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(spec.seed)
+            module = cls(spec.d_model, spec.n_heads)
+    except Exception:  # the learner's __init__ may raise anything
+        return ""
+    try:
+        _layers_of(module, spec)
+    except ModuleLayoutError as exc:
+        return str(exc)
+    return ""
 
 
 def _load(module, spec: ModuleSpec) -> None:
@@ -488,9 +519,8 @@ def _gradient_problem(module, output: torch.Tensor) -> str:
 @_single_threaded
 def _call_module(cls, case: Case):
     spec, query, key, value = case.args
-    if isinstance(cls, type) and issubclass(cls, ref.MultiHeadAttention) and cls is not ref.MultiHeadAttention:
-        raise ModuleLayoutError("your class is built on the course's reference solution; "
-                                "write MultiHeadAttention on nn.Module yourself")
+    if _built_on_reference(cls):
+        raise ModuleLayoutError(BUILT_ON_REFERENCE)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         module = cls(spec.d_model, spec.n_heads)
@@ -665,7 +695,51 @@ AVERAGED_MAPS = (
     "h heads behave like one."
 )
 
-register(Exercise(
+@dataclass
+class ModuleExercise(Exercise):
+    """An exercise whose answer is an ``nn.Module`` class: its ``__init__`` is judged first.
+
+    The layers a class builds are a finding about ``__init__``, not an error the learner's
+    code raised, so they are reported before any case runs, as "your `__init__` makes
+    ...". ``grader.check`` hands a registered exercise with ``check_answer`` the answer
+    itself; this one looks at the layers, then runs the usual check (during which
+    ``check_answer`` is switched off, so that ``check`` takes its ordinary path).
+    """
+
+    _running_cases: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def check_answer(self):
+        return None if self._running_cases else self._check_init_then_cases
+
+    def _check_init_then_cases(self, cls, hidden: bool = False) -> None:
+        __tracebackhide__ = True
+        from ..checking import HIDDEN_SEED_OFFSET, CheckFailed, check
+        from ..shortcuts import scan
+
+        # Shortcuts (a wrapped nn.MultiheadAttention has no w_q either) are the cases' to report.
+        if isinstance(cls, type) and not (self.rules and scan(cls, self.rules)[0]):
+            if _built_on_reference(cls):
+                raise CheckFailed(f"{self.name} is not right yet: {BUILT_ON_REFERENCE}.")
+            rng = np.random.default_rng(self.seed + (HIDDEN_SEED_OFFSET if hidden else 0))
+            specs = dict.fromkeys(case.args[0] for case in self.cases(rng, hidden))
+            for spec in sorted(specs, key=lambda s: (s.d_model, s.n_heads)):
+                problem = layout_problem(cls, spec)
+                if problem:
+                    raise CheckFailed("\n".join([
+                        f"{self.name} is not right yet: {problem}",
+                        "",
+                        f"Found when the check built {cls.__name__}(d_model={spec.d_model}, "
+                        f"n_heads={spec.n_heads}); forward was not called.",
+                    ]))
+        self._running_cases = True
+        try:
+            check(self.name, cls, hidden=hidden)
+        finally:
+            self._running_cases = False
+
+
+register(ModuleExercise(
     name="MultiHeadAttention",
     reference=ref.MultiHeadAttention,
     cases=mha_cases,
