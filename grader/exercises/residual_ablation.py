@@ -256,6 +256,18 @@ class _FlagIgnored(ref.Block):
         return x + self.mlp(self.ln2(x))
 
 
+class _CausalMask(ref.Block):
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        h = self.ln1(x)
+        T = x.shape[1]
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        out = self.attn(h, h, h, attn_mask=future, need_weights=False)[0]
+        x = x + out if self.residual else out
+        out = self.mlp(self.ln2(x))
+        return x + out if self.residual else out
+
+
 def _block_bad_inputs() -> list[BadInput]:
     w = ReferenceWeights(0)
     return [
@@ -331,6 +343,13 @@ register(Exercise(
             "with residual=False your block gives the same output as with residual=True: "
             "the flag is not used. Read `self.residual` in forward and leave out both "
             "`x +` when it is False.",
+        ),
+        Misconception(
+            "causal mask in the block", _CausalMask,
+            "your attention is causal: each token attends only to itself and the tokens "
+            "before it, so you passed a mask (attn_mask or is_causal). This lesson's block "
+            "uses no mask: every token may attend to every token, later ones included. Call "
+            "`self.attn(h, h, h, need_weights=False)` without a mask.",
         ),
     ],
     bad_inputs=_block_bad_inputs(),
