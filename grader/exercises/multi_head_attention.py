@@ -1209,27 +1209,30 @@ def _call_down_up(fn, case: Case):
 def _down_up_as_in_out(mha, head):
     """Reads both weights as if nn.Linear stored them [in, out]."""
     d_head = mha.d_model // mha.n_heads
-    cols = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[:, cols].detach(), mha.w_o.weight[cols, :].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[:, features].detach(), mha.w_o.weight[features, :].detach()
 
 
 def _down_up_up_from_rows(mha, head):
     d_head = mha.d_model // mha.n_heads
-    rows = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[rows, :].T.detach(), mha.w_o.weight[rows, :].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[features, :].T.detach(), mha.w_o.weight[features, :].detach()
 
 
 def _down_up_down_from_columns(mha, head):
     d_head = mha.d_model // mha.n_heads
-    part = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[:, part].detach(), mha.w_o.weight[:, part].T.detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[:, features].detach(), mha.w_o.weight[:, features].T.detach()
 
 
 def _down_up_not_transposed(mha, head):
     d_head = mha.d_model // mha.n_heads
-    part = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[part, :].detach(), mha.w_o.weight[:, part].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[features, :].detach(), mha.w_o.weight[:, features].detach()
 
+
+DOWN_UP = ("down = w_v.weight[features, :].T and up = w_o.weight[:, features].T, with "
+           "features = head*d_head:(head+1)*d_head")
 
 register(Exercise(
     name="value_down_up",
@@ -1239,27 +1242,26 @@ register(Exercise(
         Misconception(
             "weights read as [in, out]", _down_up_as_in_out,
             "you read both weights as [in_features, out_features]. nn.Linear stores weight "
-            "as [out, in]: head i's value-down is the transpose of ROWS i*d_head:(i+1)*d_head "
-            "of w_v.weight, and its value-up is the transpose of the same COLUMNS of "
-            "w_o.weight.",
+            "as [out, in], so the head's features are ROWS of w_v.weight (its outputs) and "
+            f"COLUMNS of w_o.weight (its inputs): {DOWN_UP}.",
         ),
         Misconception(
             "value-up from rows of w_o", _down_up_up_from_rows,
             "your value-down is right, but value-up came from rows of w_o.weight. w_o reads "
-            "the concatenated heads, so head i's inputs are COLUMNS i*d_head:(i+1)*d_head of "
-            "w_o.weight ([out, in]); transpose them to get [d_head, d_model].",
+            "the concatenated heads, so the head's features are its input COLUMNS: "
+            "up = w_o.weight[:, features].T, shape [d_head, d_model].",
         ),
         Misconception(
             "value-down from columns of w_v", _down_up_down_from_columns,
-            "your value-up is right, but value-down came from columns of w_v.weight. Head i "
-            "produces value features i*d_head:(i+1)*d_head, which are ROWS of w_v.weight "
-            "([out, in]); transpose them to get [d_model, d_head].",
+            "your value-up is right, but value-down came from columns of w_v.weight. The "
+            "head's features are outputs of w_v, so they are ROWS of w_v.weight ([out, in]): "
+            "down = w_v.weight[features, :].T, shape [d_model, d_head].",
         ),
         Misconception(
             "not transposed", _down_up_not_transposed,
             "you picked the right slices but did not transpose them. In the row convention a "
             "token row x maps to x @ down @ up, so down is [d_model, d_head] and up is "
-            "[d_head, d_model]: down = w_v.weight[rows].T, up = w_o.weight[:, cols].T.",
+            f"[d_head, d_model]: {DOWN_UP}.",
         ),
     ],
     bad_inputs=[
@@ -1268,8 +1270,7 @@ register(Exercise(
         BadInput(Case((ModuleSpec(4, 2, 0), 0.5)), "head is a float"),
     ],
     rules=_rules("value_down_up"),
-    hint="down = mha.w_v.weight[rows, :].T and up = mha.w_o.weight[:, rows].T with rows = "
-    "head*d_head:(head+1)*d_head; then x @ down @ up is this head's value-to-output map.",
+    hint=f"{DOWN_UP}; then x @ down @ up is this head's value-to-output map.",
     call=_call_down_up,
     arg_names=("mha", "head"),
     seed=507,
