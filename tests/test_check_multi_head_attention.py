@@ -411,3 +411,27 @@ def test_mask_polarity_diagnosis_mentions_torchs_opposite_convention():
     inverted = next(m for m in get("MultiHeadAttention").misconceptions if m.name == "mask polarity inverted")
     message = failure("MultiHeadAttention", inverted.impl)
     assert "True means 'may attend'" in message and "key_padding_mask" in message
+
+
+def copy_with_transposed_columns(ours, theirs):
+    """The in_proj blocks transposed, written the other way round: columns of W.T."""
+    d = theirs.embed_dim
+    if theirs.embed_dim != ours.d_model or theirs.num_heads != ours.n_heads:
+        raise ValueError("sizes differ")
+    if not theirs.batch_first or not theirs._qkv_same_embed_dim:
+        raise ValueError("unsupported module")
+    WT = theirs.in_proj_weight.T
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(WT[:, i * d:(i + 1) * d])
+            layer.bias.copy_(theirs.in_proj_bias[i * d:(i + 1) * d])
+        ours.w_o.load_state_dict(theirs.out_proj.state_dict())
+    return ours
+
+
+def test_copy_failures_name_the_parameters_that_differ_plainly():
+    message = failure("copy_from_torch", copy_with_transposed_columns)
+    assert ("What differs: w_q.weight, w_k.weight and w_v.weight differ from torch's (w_q.bias, "
+            "w_k.bias, w_v.bias, w_o.weight and w_o.bias are right). In w_q.weight: ") in message
+    assert "['" not in message.split("What differs:", 1)[1]
+    assert "Diagnosis: you copied the blocks of in_proj_weight transposed (W[...].T)" in message

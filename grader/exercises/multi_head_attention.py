@@ -899,6 +899,46 @@ def _transposed(ours, theirs):
     return ours
 
 
+def _in_proj_transposed(ours, theirs):
+    d = theirs.embed_dim
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(W[i * d:(i + 1) * d].T)
+            layer.bias.copy_(b[i * d:(i + 1) * d])
+        ours.w_o.weight.copy_(theirs.out_proj.weight)
+        ours.w_o.bias.copy_(theirs.out_proj.bias)
+    return ours
+
+
+def _out_proj_transposed(ours, theirs):
+    d = theirs.embed_dim
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(W[i * d:(i + 1) * d])
+            layer.bias.copy_(b[i * d:(i + 1) * d])
+        ours.w_o.weight.copy_(theirs.out_proj.weight.T)
+        ours.w_o.bias.copy_(theirs.out_proj.bias)
+    return ours
+
+
+def _compare_parameters(expected, actual, case: Case) -> str | None:
+    """Name every parameter that differs (plainly: w_q.weight, not ['w_q.weight']), then
+    what differs in the first."""
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return difference(expected, actual, case.tol)
+    diffs = {name: difference(expected[name], actual.get(name), case.tol) for name in expected}
+    wrong = [name for name, diff in diffs.items() if diff]
+    if not wrong:
+        return None
+    right = [name for name in expected if name not in wrong]
+    text = f"{_and(wrong)} {'differs' if len(wrong) == 1 else 'differ'} from torch's"
+    if right:
+        text += f" ({_and(right)} {'is' if len(right) == 1 else 'are'} right)"
+    return f"{text}. In {wrong[0]}: {diffs[wrong[0]]}"
+
+
 def _weights_only(ours, theirs):
     d = theirs.embed_dim
     W = theirs.in_proj_weight
@@ -937,8 +977,22 @@ register(Exercise(
         ),
         Misconception(
             "weights transposed", _transposed,
-            "your weights are transposed. nn.Linear.weight and in_proj_weight are both stored "
-            "[out_features, in_features], so copy each block as it is, without .T.",
+            "all your weights are transposed, w_o's too. nn.Linear.weight, in_proj_weight and "
+            "out_proj.weight are all stored [out_features, in_features], so copy each one as "
+            "it is, without .T.",
+        ),
+        Misconception(
+            "in_proj blocks transposed", _in_proj_transposed,
+            "you copied the blocks of in_proj_weight transposed (W[...].T) into w_q, w_k and "
+            "w_v; w_o is right. Each block is already stored [out_features, in_features], "
+            "exactly like nn.Linear.weight, so copy it as it is, without .T. (The blocks are "
+            "square, d × d, so copy_ accepted the transpose without complaint.)",
+        ),
+        Misconception(
+            "out_proj transposed", _out_proj_transposed,
+            "w_q, w_k and w_v are right, but w_o's weight is transposed. out_proj is an "
+            "nn.Linear like w_o, stored the same way, [out_features, in_features]: copy "
+            "out_proj.weight as it is, without .T.",
         ),
         Misconception(
             "biases not copied", _weights_only,
@@ -967,6 +1021,7 @@ register(Exercise(
     "each already stored [out, in]; in_proj_bias is split the same way; out_proj is w_o. "
     "Copy inside `with torch.no_grad():`.",
     call=_parameters_after,
+    compare=_compare_parameters,
     arg_names=("ours", "theirs"),
     seed=504,
 ))
