@@ -352,7 +352,7 @@ def gradient_profile(model, tokens, targets) -> dict:
 
 SKIPS = {
     "stream": "x + attn(ln(x)): the token's own stream (standard)",
-    "value": "v + attn(ln(x)): the token's value vector v = W_v ln(x)",
+    "value": "v + attn(ln(x)): the token's value vector v = ln(x) W_V",
     "none": "attn(ln(x)) alone: no skip around attention",
 }
 
