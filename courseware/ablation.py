@@ -9,8 +9,9 @@ The graded pieces (``Block``, ``TinyTransformer``, ``token_similarity``, ``train
   validates or autogrades (``NBGRADER_EXECUTION`` is set);
 * the input checks that the given lines of the exercises call (``ValueError`` naming the
   argument and its shape);
-* ``progress``: a tqdm bar on training loops, silenced by ``quiet()`` (the checks train many
-  small models) and while nbgrader runs the notebook;
+* ``progress``: a tqdm bar on training loops where a widget front end draws it (JupyterLab),
+  silenced by ``quiet()`` (the checks train many small models) and everywhere else
+  (nbclient, nbgrader), where a text bar would litter the saved outputs;
 * measurements on any model with a ``blocks`` list: ``layer_outputs`` and
   ``gradient_profile``;
 * the figures and the results table of the notebook.
@@ -236,16 +237,17 @@ def quiet():
 
 
 def progress(iterable, desc: str = "", total: int | None = None, leave: bool = True):
-    """A tqdm progress bar over ``iterable``: a widget in JupyterLab, text elsewhere, and
-    none inside ``quiet()`` or while nbgrader runs the notebook."""
-    if _QUIET[0] or grading():
-        return iterable
+    """A tqdm progress bar over ``iterable``, as a widget, where one can be drawn: in
+    JupyterLab or Jupyter Notebook. Elsewhere (nbclient, nbconvert, nbgrader's validation
+    and autograding, a script) there is no bar: a text bar there leaves dozens of partial
+    lines in the notebook's saved outputs and in nbgrader's feedback. None inside
+    ``quiet()`` either."""
     from .widgets import has_widget_frontend
 
-    if has_widget_frontend():
-        from tqdm.notebook import tqdm
-    else:
-        from tqdm import tqdm
+    if _QUIET[0] or grading() or not has_widget_frontend():
+        return iterable
+    from tqdm.notebook import tqdm
+
     return tqdm(iterable, desc=desc, total=total, leave=leave, mininterval=0.5)
 
 
@@ -352,7 +354,7 @@ def gradient_profile(model, tokens, targets) -> dict:
 
 SKIPS = {
     "stream": "x + attn(ln(x)): the token's own stream (standard)",
-    "value": "v + attn(ln(x)): the token's value vector v = W_v ln(x)",
+    "value": "v + attn(ln(x)): the token's value vector v = ln(x) W_V",
     "none": "attn(ln(x)) alone: no skip around attention",
 }
 

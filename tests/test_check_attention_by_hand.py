@@ -152,6 +152,59 @@ def test_attention_by_hand_names_the_first_step_that_differs():
     assert "step 'Z'" in message or "raised ValueError" in message
 
 
+def _blocks(message: str) -> tuple[str, str]:
+    """The 'Expected:' and 'Your function returned:' blocks of a failure message."""
+    expected = message.split("Expected:\n", 1)[1].split("Your function returned:\n", 1)[0]
+    returned = message.split("Your function returned:\n", 1)[1].split("What differs:", 1)[0]
+    return expected, returned
+
+
+def attention_softmax_along_rows(X, W_Q, W_K, W_V):
+    steps = attention_returning_lists(X, W_Q, W_K, W_V)
+    steps["A"] = softmax_sum_axis_1(steps["scaled"])
+    steps["Z"] = np.array(steps["V"], dtype=object) @ steps["A"]
+    return steps
+
+
+def test_a_wrong_step_is_shown_alone_with_the_steps_it_comes_from():
+    message = failure("attention_by_hand", attention_softmax_along_rows)
+    expected, returned = _blocks(message)
+    # Expected: A and the step it is computed from; returned: the learner's A alone.
+    assert expected.lstrip().startswith("A, computed from scaled (yours is the same):")
+    assert "scaled =" in expected and "A =" in expected
+    assert returned.lstrip().startswith("A =")
+    assert "(only A is shown, the first step that differs)" in returned
+    for other in ("Q =", "K =", "V =", "scores =", "Z ="):
+        assert other not in expected and other not in returned
+    assert "step 'A'" in message and "Diagnosis: each row of your weights sums to 1" in message
+    assert len(message.splitlines()) < 50
+
+
+@pytest.mark.parametrize("name", ["attention_by_hand", "row_convention_attention"])
+def test_a_wrong_last_step_shows_the_two_steps_it_is_made_of(name):
+    def z_doubled(*args):
+        steps = dict((attention_returning_lists if name == "attention_by_hand" else rows_by_transposing)(*args))
+        steps["Z"] = 2 * np.array(steps["Z"], dtype=object)
+        return steps
+
+    expected, returned = _blocks(failure(name, z_doubled))
+    assert "Z, computed from V and A (yours are the same):" in expected
+    assert [line.strip() for line in expected.splitlines() if line.endswith("=")] == ["V =", "A =", "Z ="]
+    assert [line.strip() for line in returned.splitlines() if line.endswith("=")] == ["Z ="]
+
+
+def test_a_missing_step_is_named_in_the_returned_block():
+    def without_scaled(*args):
+        steps = attention_returning_lists(*args)
+        del steps["scaled"]
+        return steps
+
+    message = failure("attention_by_hand", without_scaled)
+    _, returned = _blocks(message)
+    assert "a dict with no key 'scaled'; its keys are 'Q', 'K', 'V', 'scores', 'A', 'Z'" in returned
+    assert "the dict has no key 'scaled'" in message
+
+
 def test_a_stub_is_not_implemented():
     def floor_half(S):
         S = as_fractions(S, "S")

@@ -283,3 +283,62 @@ def test_a_stub_is_not_implemented_for_every_exercise():
     for name in ["causal_mask", "padding_mask", "attention_mask", "masked_softmax", "masked_attention",
                  "causal_mask_columns", "to_mha_key_padding_mask", "prefix_average", "is_causal"]:
         assert "not implemented yet" in failure(name, stub)
+
+
+def test_mask_none_passed_on_to_masked_softmax_is_diagnosed():
+    def passes_none_on(Q, K, V, mask=None):
+        Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+        if mask is not None and np.asarray(mask).dtype != bool:
+            raise ValueError("mask must be boolean")
+        scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+        weights = lesson.ref.masked_softmax(scores, mask)
+        return weights @ V, weights
+
+    message = failure("masked_attention", passes_none_on)
+    assert "(mask=None: no mask)" in message
+    assert "Diagnosis: mask=None means no mask" in message
+    assert "Handle it before calling masked_softmax" in message
+
+
+def _released_masked_attention(body: str, keep_given_mask_check: bool = True):
+    """The released notebook's masked_attention cell, with ``body`` written in place of the
+    stub: what a learner's function is, given lines included."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads(Path(__file__).parents[1].joinpath(
+        "notebooks", "04_masking", "04_masking.ipynb").read_text(encoding="utf-8"))
+    source = next("".join(c["source"]) for c in nb["cells"] if c.get("id") == "masked_attention")
+    stub = "    # YOUR CODE HERE\n    raise NotImplementedError()"
+    assert stub in source
+    source = source.replace(stub, body)
+    given_check = "    if mask is not None:\n        mask = bool_mask(mask)"
+    assert given_check in source
+    if not keep_given_mask_check:
+        source = source.replace(given_check, "    pass")
+    from grader.validation import as_array, bool_mask
+
+    namespace = {"np": np, "as_array": as_array, "bool_mask": bool_mask}
+    exec(compile(source, "<masked_attention cell>", "exec"), namespace)
+    return namespace["masked_attention"]
+
+
+INLINE_SOFTMAX_BODY = """\
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    allowed = np.ones(scores.shape[-2:], dtype=bool) if mask is None else mask
+    filled = np.where(allowed, scores, -np.inf)
+    top = filled.max(axis=-1, keepdims=True)
+    e = np.exp(filled - np.where(np.isfinite(top), top, 0.0))
+    total = e.sum(axis=-1, keepdims=True)
+    weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+    return weights @ V, weights"""
+
+
+def test_the_given_lines_reject_a_float_mask_even_without_masked_softmax(capsys):
+    # A learner may write the softmax inline instead of calling masked_softmax; the given
+    # lines of the released cell still reject a float mask.
+    check("masked_attention", _released_masked_attention(INLINE_SOFTMAX_BODY))
+    assert "✓ masked_attention" in capsys.readouterr().out
+    # Without those lines the same body accepts a float mask, and the check says so.
+    message = failure("masked_attention", _released_masked_attention(INLINE_SOFTMAX_BODY, False))
+    assert "the mask holds floats, not booleans" in message

@@ -290,17 +290,50 @@ class KeysAsConv(Layout):
 
 
 @pytest.mark.parametrize("cls, words", [
-    (NoOutputLayer, ["no layer `w_o`", "nn.Linear(d_model, d_model) = nn.Linear(4, 4)"]),
+    (NoOutputLayer, ["creates no layer `self.w_o`", "nn.Linear(d_model, d_model) = nn.Linear(4, 4)"]),
     (OutputFromOneHead, ["d_head inputs", "concatenated", "averaging"]),
-    (NoBias, ["no bias", "bias=True"]),
-    (KeysAsConv, ["self.w_k is a Conv1d"]),
+    (NoBias, ["self.w_q without a bias", "bias=True"]),
+    (KeysAsConv, ["makes self.w_k a Conv1d"]),
 ])
 def test_a_wrong_layout_is_explained_without_pointing_at_the_grader(cls, words):
     message = failure("MultiHeadAttention", cls)
-    assert message.startswith("MultiHeadAttention raised ModuleLayoutError")
+    # A finding about the learner's __init__, not an error their code raised.
+    assert message.startswith("MultiHeadAttention is not right yet: your `__init__` ")
+    assert "raised" not in message and "ModuleLayoutError" not in message
+    assert f"Found when the check built {cls.__name__}(d_model=" in message
     for word in words:
         assert word in message
     assert "of your code" not in message  # the error comes from the check, not a learner line
+
+
+class AveragedHeadOutputs(Layout):
+    """The reviewer's learner: the heads' outputs averaged, then w_o from d_head."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__(d_model, n_heads, w_o=d_model // n_heads)
+
+    def forward(self, query, key, value, mask=None):
+        B, T_q, T_k = _check_inputs(query, key, value, self.d_model)
+        mask = attention_mask(mask, B, self.n_heads, T_q, T_k)
+        q = split_with_chunks(self.w_q(query), self.n_heads)
+        k = split_with_chunks(self.w_k(key), self.n_heads)
+        v = split_with_chunks(self.w_v(value), self.n_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, -math.inf)
+        weights = scores.softmax(-1)
+        return self.w_o((weights @ v).mean(dim=1)), weights
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_averaged_heads_hear_about_their_init_and_the_check_recovers(hidden, capsys):
+    message = failure("MultiHeadAttention", AveragedHeadOutputs, hidden=hidden)
+    assert message.startswith("MultiHeadAttention is not right yet: your `__init__` makes "
+                              "self.w_o take 2 = d_head inputs.")
+    # The layout is judged before the cases, and the ordinary check runs afterwards.
+    check("MultiHeadAttention", EinsumAttention, hidden=hidden)
+    assert capsys.readouterr().out.startswith("✓ MultiHeadAttention")
+    assert "not implemented yet" in failure("MultiHeadAttention", Stub, hidden=hidden)
 
 
 class Detached(EinsumAttention):
@@ -378,3 +411,27 @@ def test_mask_polarity_diagnosis_mentions_torchs_opposite_convention():
     inverted = next(m for m in get("MultiHeadAttention").misconceptions if m.name == "mask polarity inverted")
     message = failure("MultiHeadAttention", inverted.impl)
     assert "True means 'may attend'" in message and "key_padding_mask" in message
+
+
+def copy_with_transposed_columns(ours, theirs):
+    """The in_proj blocks transposed, written the other way round: columns of W.T."""
+    d = theirs.embed_dim
+    if theirs.embed_dim != ours.d_model or theirs.num_heads != ours.n_heads:
+        raise ValueError("sizes differ")
+    if not theirs.batch_first or not theirs._qkv_same_embed_dim:
+        raise ValueError("unsupported module")
+    WT = theirs.in_proj_weight.T
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(WT[:, i * d:(i + 1) * d])
+            layer.bias.copy_(theirs.in_proj_bias[i * d:(i + 1) * d])
+        ours.w_o.load_state_dict(theirs.out_proj.state_dict())
+    return ours
+
+
+def test_copy_failures_name_the_parameters_that_differ_plainly():
+    message = failure("copy_from_torch", copy_with_transposed_columns)
+    assert ("What differs: w_q.weight, w_k.weight and w_v.weight differ from torch's (w_q.bias, "
+            "w_k.bias, w_v.bias, w_o.weight and w_o.bias are right). In w_q.weight: ") in message
+    assert "['" not in message.split("What differs:", 1)[1]
+    assert "Diagnosis: you copied the blocks of in_proj_weight transposed (W[...].T)" in message

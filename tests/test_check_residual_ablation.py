@@ -2,6 +2,7 @@
 message that says what went wrong. The catalogue of misconceptions is exercised by
 tests/test_exercises.py; this file covers the rest of each check."""
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -429,3 +430,18 @@ def ablation_without_checks(depths, steps, seed):
 def test_an_empty_depth_list_must_be_rejected():
     message = failure("run_ablation", ablation_without_checks)
     assert "should reject this input with a ValueError, because depths is empty" in message
+
+
+def test_a_wrong_sweep_shows_the_functions_arguments_and_labels_each_similarity():
+    message = failure("run_ablation", doctored(_swap_data))
+    inputs = message.split("Expected:", 1)[0]
+    # The input is the call run_ablation(depths, steps, seed), nothing else.
+    assert "  depths (a Python list) =\n    [1, 4]" in inputs
+    assert "  steps =\n    30" in inputs and "  seed =\n    0" in inputs
+    assert "seeds" not in inputs
+    assert "depth  residual  final loss  similarity at init: embeddings  last layer" in message
+    assert re.search(r"the token similarity after the last layer, at init, is \d\.\d{3} without "
+                     r"residuals and \d\.\d{3} with them", message), message
+    message = failure("run_ablation", doctored(_different_start))
+    assert "the token similarity of their embeddings (before any block) is" in message
+    assert "with residuals and" in message and "without." in message

@@ -339,9 +339,27 @@ def test_budget_follows_nbgrader(monkeypatch):
 
 
 def test_progress_is_silenced_by_quiet(monkeypatch):
+    import courseware.widgets
+
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.setattr(courseware.widgets, "has_widget_frontend", lambda: True)
     items = range(4)
     with cw.quiet():
         assert cw.progress(items) is items
     bar = cw.progress(items, "x")
     assert bar is not items and list(bar) == [0, 1, 2, 3]
+
+
+def test_progress_draws_no_text_bar_without_a_widget_front_end(monkeypatch, capsys):
+    # Under nbclient or nbconvert (no Jupyter server, no NBGRADER_EXECUTION) a text bar
+    # would leave its partial lines in the saved outputs: there is no bar at all.
+    import courseware.widgets
+
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    assert not courseware.widgets.has_widget_frontend()
+    items = range(4)
+    assert cw.progress(items, "training") is items
+    assert list(cw.progress(items, "training")) == [0, 1, 2, 3]
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""

@@ -463,15 +463,74 @@ _ROWS_BAD = [
 ]
 
 
+class ShownSteps:
+    """A dict of steps as ``check`` handles it: compared step by step, and shown in a
+    failure message as the first step that differs only, not all seven.
+
+    ``check`` prints the expected value and the learner's in full. Seven matrices twice
+    bury the one that matters, so :func:`_first_step_that_differs` marks that step on the
+    two values it compares first (the failing case's expected and returned values), and
+    :meth:`__repr__` shows it: the expected value with the steps it is computed from
+    (right in the learner's dict too, since they come earlier), the learner's value alone.
+    """
+
+    def __init__(self, steps: dict):
+        self.steps = steps
+        self.focus: str | None = None  # the first step that differs, once compared
+        self.role = ""  # "expected" or "returned", once compared
+
+    def mark(self, step: str, role: str) -> None:
+        if self.focus is None:  # the first comparison is the one the message is about
+            self.focus, self.role = step, role
+
+    def __repr__(self) -> str:
+        from ..checking import _fmt_value
+
+        def block(name: str, value) -> list[str]:
+            return [f"{name} =", _fmt_value(value, "  ")]
+
+        if self.focus is None:  # never compared: every step
+            lines = [line for step in self.steps for line in block(step, self.steps[step])]
+        elif self.role == "expected":
+            parents = STEP_INFO[self.focus].parents
+            lines = [f"{self.focus}, computed from {' and '.join(parents)} (yours "
+                     f"{'is' if len(parents) == 1 else 'are'} the same):"] if parents else []
+            for step in (*parents, self.focus):
+                lines += block(step, self.steps[step])
+        elif self.focus in self.steps:
+            lines = block(self.focus, self.steps[self.focus]) + [
+                f"(only {self.focus} is shown, the first step that differs)"]
+        else:
+            lines = [f"a dict with no key {self.focus!r}; its keys are "
+                     f"{', '.join(map(repr, self.steps))}"]
+        # check() indents the first line; the others are indented here to match.
+        return "\n    ".join("\n".join(lines).splitlines())
+
+
+def _call_steps(fn, case: Case):
+    value = fn(*case.args, **case.kwargs)
+    return ShownSteps(value) if isinstance(value, dict) else value
+
+
 def _first_step_that_differs(expected, actual, case) -> str | None:
-    """Compare a dict of steps in order and name the first step that differs."""
+    """Compare a dict of steps in order and name the first step that differs (marking it on
+    both values, for the message)."""
+    shown = expected, actual
+    expected = expected.steps if isinstance(expected, ShownSteps) else expected
+    actual = actual.steps if isinstance(actual, ShownSteps) else actual
     if not isinstance(actual, dict):
         return difference(expected, actual, case.tol)
     for step in STEPS:
         if step not in actual:
-            return f"the dict has no key {step!r} (it needs {', '.join(STEPS)})"
-        diff = _exact(expected[step], actual[step], case, f"step {step!r}: ")
+            diff = f"the dict has no key {step!r} (it needs {', '.join(STEPS)})"
+        else:
+            diff = _exact(expected[step], actual[step], case, f"step {step!r}: ")
         if diff:
+            for value, role in zip(shown, ("expected", "returned")):
+                if isinstance(value, ShownSteps):
+                    value.mark(step, role)
+            if step not in actual:
+                return diff
             earlier = ", ".join(STEPS[: STEPS.index(step)])
             return diff + (f" (the steps before it, {earlier}, are right)" if earlier else "")
     return None
@@ -491,6 +550,7 @@ register(
             Misconception("Z = V Aᵀ", _abh_v_at, MSG_V_AT),
         ],
         bad_inputs=_ATTENTION_BAD,
+        call=_call_steps,
         compare=_first_step_that_differs,
         arg_names=("X", "W_Q", "W_K", "W_V"),
         hint="Follow the worksheet: Q = W_Q X, K = W_K X, V = W_V X, scores = Kᵀ Q, scaled = "
@@ -509,6 +569,7 @@ register(
             Misconception("scores K Qᵀ", _rows_k_qt, MSG_ROWS_K_QT),
         ],
         bad_inputs=_ROWS_BAD,
+        call=_call_steps,
         compare=_first_step_that_differs,
         arg_names=("X_rows", "W_Q", "W_K", "W_V"),
         hint="With tokens as rows: Q = X_rows W_Qᵀ, scores = Q Kᵀ, scaled = floor(scores / 2), "

@@ -312,7 +312,7 @@ NO_SCALE_MESSAGE = (
 K_DOT_T_MESSAGE = (
     "you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
     "[batch, T_k, d_k] becomes [d_k, T_k, batch]. Swap only the last two axes: "
-    "`np.swapaxes(K, -1, -2)` (or `K.transpose(0, 2, 1)` for exactly three axes)."
+    "`np.swapaxes(K, -1, -2)`, which works for any number of batch axes."
 )
 
 SCALING_MISCONCEPTIONS = [

@@ -578,6 +578,12 @@ def _ma_mask_ignored(Q, K, V, mask=None):
     return np.matmul(w, V), w
 
 
+def _ma_none_passed_on(Q, K, V, mask=None):
+    s = _scores(Q, K)
+    w = ref.masked_softmax(s, mask)
+    return np.matmul(w, V), w
+
+
 def _ma_unscaled(Q, K, V, mask=None):
     s = _scores(Q, K) * np.sqrt(np.shape(Q)[-1])
     w = ref.masked_softmax(s, _mask_or_all(mask, s))
@@ -638,6 +644,13 @@ register(Exercise(
             "mask ignored", _ma_mask_ignored,
             "your weights ignore the mask: masked keys get weight as if there were no mask. "
             "Pass the mask to your masked softmax (mask=None means every key is allowed).",
+        ),
+        Misconception(
+            "mask=None passed to masked_softmax", _ma_none_passed_on,
+            "mask=None means no mask, but your function passed None on to masked_softmax, "
+            "which needs a boolean array. Handle it before calling masked_softmax: when mask "
+            "is None, use a mask of all True, for example "
+            "`np.ones(scores.shape[-2:], dtype=bool)` (every query may attend to every key).",
         ),
         Misconception(
             "no scaling", _ma_unscaled,

@@ -160,32 +160,63 @@ def _layers_of(module, spec: ModuleSpec) -> dict[str, nn.Linear]:
         layer = getattr(module, name, None)
         if layer is None:
             raise ModuleLayoutError(
-                f"your module has no layer `{name}`. __init__ should create four layers "
+                f"your `__init__` creates no layer `self.{name}`. It should create four layers "
                 f"self.w_q, self.w_k, self.w_v and self.w_o, each {want}."
             )
         if not isinstance(layer, nn.Linear):
-            raise ModuleLayoutError(f"self.{name} is a {type(layer).__name__}; make it {want}.")
+            raise ModuleLayoutError(
+                f"your `__init__` makes self.{name} a {type(layer).__name__}; make it {want}.")
         sizes = (layer.in_features, layer.out_features)
         if name == "w_o" and sizes == (d_head, d) and d_head != d:
             raise ModuleLayoutError(
-                f"self.w_o takes {d_head} = d_head inputs. The heads' outputs are "
-                f"concatenated (merge_heads), which gives back h × d_head = d_model = {d} "
-                f"features per token; averaging the heads down to d_head throws away what "
-                f"each head found. Make w_o {want}."
+                f"your `__init__` makes self.w_o take {d_head} = d_head inputs. The heads' "
+                f"outputs are concatenated (merge_heads), which gives back h × d_head = "
+                f"d_model = {d} features per token; averaging the heads down to d_head throws "
+                f"away what each head found. Make w_o {want}."
             )
         if sizes != (d, d):
             raise ModuleLayoutError(
-                f"self.{name} maps {sizes[0]} -> {sizes[1]} features; make it {want}. Every "
-                f"projection keeps d_model features: the heads split them, they do not "
-                f"change their number."
+                f"your `__init__` makes self.{name} map {sizes[0]} -> {sizes[1]} features; make "
+                f"it {want}. Every projection keeps d_model features: the heads split them, "
+                f"they do not change their number."
             )
         if layer.bias is None:
             raise ModuleLayoutError(
-                f"self.{name} has no bias. nn.MultiheadAttention's projections have biases, "
-                f"so keep the default bias=True."
+                f"your `__init__` makes self.{name} without a bias. nn.MultiheadAttention's "
+                f"projections have biases, so keep the default bias=True."
             )
         layers[name] = layer
     return layers
+
+
+def _built_on_reference(cls) -> bool:
+    return (isinstance(cls, type) and issubclass(cls, ref.MultiHeadAttention)
+            and cls is not ref.MultiHeadAttention)
+
+
+BUILT_ON_REFERENCE = ("your class is built on the course's reference solution; write "
+                      "MultiHeadAttention on nn.Module yourself")
+
+
+def layout_problem(cls, spec: ModuleSpec) -> str:
+    """What is wrong with the layers ``cls(spec.d_model, spec.n_heads)`` builds, or "".
+
+    An ``__init__`` that raises is not judged here: the check's cases report it (a stub's
+    NotImplementedError, a ValueError, a learner's bug) with the line it came from.
+    """
+    if _built_on_reference(cls):
+        return BUILT_ON_REFERENCE
+    try:
+        with one_thread(), torch.random.fork_rng(devices=[]):
+            torch.manual_seed(spec.seed)
+            module = cls(spec.d_model, spec.n_heads)
+    except Exception:  # the learner's __init__ may raise anything
+        return ""
+    try:
+        _layers_of(module, spec)
+    except ModuleLayoutError as exc:
+        return str(exc)
+    return ""
 
 
 def _load(module, spec: ModuleSpec) -> None:
@@ -488,9 +519,8 @@ def _gradient_problem(module, output: torch.Tensor) -> str:
 @_single_threaded
 def _call_module(cls, case: Case):
     spec, query, key, value = case.args
-    if isinstance(cls, type) and issubclass(cls, ref.MultiHeadAttention) and cls is not ref.MultiHeadAttention:
-        raise ModuleLayoutError("your class is built on the course's reference solution; "
-                                "write MultiHeadAttention on nn.Module yourself")
+    if _built_on_reference(cls):
+        raise ModuleLayoutError(BUILT_ON_REFERENCE)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(spec.seed)
         module = cls(spec.d_model, spec.n_heads)
@@ -665,7 +695,51 @@ AVERAGED_MAPS = (
     "h heads behave like one."
 )
 
-register(Exercise(
+@dataclass
+class ModuleExercise(Exercise):
+    """An exercise whose answer is an ``nn.Module`` class: its ``__init__`` is judged first.
+
+    The layers a class builds are a finding about ``__init__``, not an error the learner's
+    code raised, so they are reported before any case runs, as "your `__init__` makes
+    ...". ``grader.check`` hands a registered exercise with ``check_answer`` the answer
+    itself; this one looks at the layers, then runs the usual check (during which
+    ``check_answer`` is switched off, so that ``check`` takes its ordinary path).
+    """
+
+    _running_cases: bool = field(default=False, repr=False, compare=False)
+
+    @property
+    def check_answer(self):
+        return None if self._running_cases else self._check_init_then_cases
+
+    def _check_init_then_cases(self, cls, hidden: bool = False) -> None:
+        __tracebackhide__ = True
+        from ..checking import HIDDEN_SEED_OFFSET, CheckFailed, check
+        from ..shortcuts import scan
+
+        # Shortcuts (a wrapped nn.MultiheadAttention has no w_q either) are the cases' to report.
+        if isinstance(cls, type) and not (self.rules and scan(cls, self.rules)[0]):
+            if _built_on_reference(cls):
+                raise CheckFailed(f"{self.name} is not right yet: {BUILT_ON_REFERENCE}.")
+            rng = np.random.default_rng(self.seed + (HIDDEN_SEED_OFFSET if hidden else 0))
+            specs = dict.fromkeys(case.args[0] for case in self.cases(rng, hidden))
+            for spec in sorted(specs, key=lambda s: (s.d_model, s.n_heads)):
+                problem = layout_problem(cls, spec)
+                if problem:
+                    raise CheckFailed("\n".join([
+                        f"{self.name} is not right yet: {problem}",
+                        "",
+                        f"Found when the check built {cls.__name__}(d_model={spec.d_model}, "
+                        f"n_heads={spec.n_heads}); forward was not called.",
+                    ]))
+        self._running_cases = True
+        try:
+            check(self.name, cls, hidden=hidden)
+        finally:
+            self._running_cases = False
+
+
+register(ModuleExercise(
     name="MultiHeadAttention",
     reference=ref.MultiHeadAttention,
     cases=mha_cases,
@@ -825,6 +899,46 @@ def _transposed(ours, theirs):
     return ours
 
 
+def _in_proj_transposed(ours, theirs):
+    d = theirs.embed_dim
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(W[i * d:(i + 1) * d].T)
+            layer.bias.copy_(b[i * d:(i + 1) * d])
+        ours.w_o.weight.copy_(theirs.out_proj.weight)
+        ours.w_o.bias.copy_(theirs.out_proj.bias)
+    return ours
+
+
+def _out_proj_transposed(ours, theirs):
+    d = theirs.embed_dim
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+            layer.weight.copy_(W[i * d:(i + 1) * d])
+            layer.bias.copy_(b[i * d:(i + 1) * d])
+        ours.w_o.weight.copy_(theirs.out_proj.weight.T)
+        ours.w_o.bias.copy_(theirs.out_proj.bias)
+    return ours
+
+
+def _compare_parameters(expected, actual, case: Case) -> str | None:
+    """Name every parameter that differs (plainly: w_q.weight, not ['w_q.weight']), then
+    what differs in the first."""
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return difference(expected, actual, case.tol)
+    diffs = {name: difference(expected[name], actual.get(name), case.tol) for name in expected}
+    wrong = [name for name, diff in diffs.items() if diff]
+    if not wrong:
+        return None
+    right = [name for name in expected if name not in wrong]
+    text = f"{_and(wrong)} {'differs' if len(wrong) == 1 else 'differ'} from torch's"
+    if right:
+        text += f" ({_and(right)} {'is' if len(right) == 1 else 'are'} right)"
+    return f"{text}. In {wrong[0]}: {diffs[wrong[0]]}"
+
+
 def _weights_only(ours, theirs):
     d = theirs.embed_dim
     W = theirs.in_proj_weight
@@ -863,8 +977,22 @@ register(Exercise(
         ),
         Misconception(
             "weights transposed", _transposed,
-            "your weights are transposed. nn.Linear.weight and in_proj_weight are both stored "
-            "[out_features, in_features], so copy each block as it is, without .T.",
+            "all your weights are transposed, w_o's too. nn.Linear.weight, in_proj_weight and "
+            "out_proj.weight are all stored [out_features, in_features], so copy each one as "
+            "it is, without .T.",
+        ),
+        Misconception(
+            "in_proj blocks transposed", _in_proj_transposed,
+            "you copied the blocks of in_proj_weight transposed (W[...].T) into w_q, w_k and "
+            "w_v; w_o is right. Each block is already stored [out_features, in_features], "
+            "exactly like nn.Linear.weight, so copy it as it is, without .T. (The blocks are "
+            "square, d × d, so copy_ accepted the transpose without complaint.)",
+        ),
+        Misconception(
+            "out_proj transposed", _out_proj_transposed,
+            "w_q, w_k and w_v are right, but w_o's weight is transposed. out_proj is an "
+            "nn.Linear like w_o, stored the same way, [out_features, in_features]: copy "
+            "out_proj.weight as it is, without .T.",
         ),
         Misconception(
             "biases not copied", _weights_only,
@@ -893,6 +1021,7 @@ register(Exercise(
     "each already stored [out, in]; in_proj_bias is split the same way; out_proj is w_o. "
     "Copy inside `with torch.no_grad():`.",
     call=_parameters_after,
+    compare=_compare_parameters,
     arg_names=("ours", "theirs"),
     seed=504,
 ))
@@ -1135,27 +1264,30 @@ def _call_down_up(fn, case: Case):
 def _down_up_as_in_out(mha, head):
     """Reads both weights as if nn.Linear stored them [in, out]."""
     d_head = mha.d_model // mha.n_heads
-    cols = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[:, cols].detach(), mha.w_o.weight[cols, :].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[:, features].detach(), mha.w_o.weight[features, :].detach()
 
 
 def _down_up_up_from_rows(mha, head):
     d_head = mha.d_model // mha.n_heads
-    rows = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[rows, :].T.detach(), mha.w_o.weight[rows, :].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[features, :].T.detach(), mha.w_o.weight[features, :].detach()
 
 
 def _down_up_down_from_columns(mha, head):
     d_head = mha.d_model // mha.n_heads
-    part = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[:, part].detach(), mha.w_o.weight[:, part].T.detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[:, features].detach(), mha.w_o.weight[:, features].T.detach()
 
 
 def _down_up_not_transposed(mha, head):
     d_head = mha.d_model // mha.n_heads
-    part = slice(head * d_head, (head + 1) * d_head)
-    return mha.w_v.weight[part, :].detach(), mha.w_o.weight[:, part].detach()
+    features = slice(head * d_head, (head + 1) * d_head)
+    return mha.w_v.weight[features, :].detach(), mha.w_o.weight[:, features].detach()
 
+
+DOWN_UP = ("down = w_v.weight[features, :].T and up = w_o.weight[:, features].T, with "
+           "features = head*d_head:(head+1)*d_head")
 
 register(Exercise(
     name="value_down_up",
@@ -1165,27 +1297,26 @@ register(Exercise(
         Misconception(
             "weights read as [in, out]", _down_up_as_in_out,
             "you read both weights as [in_features, out_features]. nn.Linear stores weight "
-            "as [out, in]: head i's value-down is the transpose of ROWS i*d_head:(i+1)*d_head "
-            "of w_v.weight, and its value-up is the transpose of the same COLUMNS of "
-            "w_o.weight.",
+            "as [out, in], so the head's features are ROWS of w_v.weight (its outputs) and "
+            f"COLUMNS of w_o.weight (its inputs): {DOWN_UP}.",
         ),
         Misconception(
             "value-up from rows of w_o", _down_up_up_from_rows,
             "your value-down is right, but value-up came from rows of w_o.weight. w_o reads "
-            "the concatenated heads, so head i's inputs are COLUMNS i*d_head:(i+1)*d_head of "
-            "w_o.weight ([out, in]); transpose them to get [d_head, d_model].",
+            "the concatenated heads, so the head's features are its input COLUMNS: "
+            "up = w_o.weight[:, features].T, shape [d_head, d_model].",
         ),
         Misconception(
             "value-down from columns of w_v", _down_up_down_from_columns,
-            "your value-up is right, but value-down came from columns of w_v.weight. Head i "
-            "produces value features i*d_head:(i+1)*d_head, which are ROWS of w_v.weight "
-            "([out, in]); transpose them to get [d_model, d_head].",
+            "your value-up is right, but value-down came from columns of w_v.weight. The "
+            "head's features are outputs of w_v, so they are ROWS of w_v.weight ([out, in]): "
+            "down = w_v.weight[features, :].T, shape [d_model, d_head].",
         ),
         Misconception(
             "not transposed", _down_up_not_transposed,
             "you picked the right slices but did not transpose them. In the row convention a "
             "token row x maps to x @ down @ up, so down is [d_model, d_head] and up is "
-            "[d_head, d_model]: down = w_v.weight[rows].T, up = w_o.weight[:, cols].T.",
+            f"[d_head, d_model]: {DOWN_UP}.",
         ),
     ],
     bad_inputs=[
@@ -1194,8 +1325,7 @@ register(Exercise(
         BadInput(Case((ModuleSpec(4, 2, 0), 0.5)), "head is a float"),
     ],
     rules=_rules("value_down_up"),
-    hint="down = mha.w_v.weight[rows, :].T and up = mha.w_o.weight[:, rows].T with rows = "
-    "head*d_head:(head+1)*d_head; then x @ down @ up is this head's value-to-output map.",
+    hint=f"{DOWN_UP}; then x @ down @ up is this head's value-to-output map.",
     call=_call_down_up,
     arg_names=("mha", "head"),
     seed=507,

@@ -256,6 +256,18 @@ class _FlagIgnored(ref.Block):
         return x + self.mlp(self.ln2(x))
 
 
+class _CausalMask(ref.Block):
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        h = self.ln1(x)
+        T = x.shape[1]
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        out = self.attn(h, h, h, attn_mask=future, need_weights=False)[0]
+        x = x + out if self.residual else out
+        out = self.mlp(self.ln2(x))
+        return x + out if self.residual else out
+
+
 def _block_bad_inputs() -> list[BadInput]:
     w = ReferenceWeights(0)
     return [
@@ -331,6 +343,13 @@ register(Exercise(
             "with residual=False your block gives the same output as with residual=True: "
             "the flag is not used. Read `self.residual` in forward and leave out both "
             "`x +` when it is False.",
+        ),
+        Misconception(
+            "causal mask in the block", _CausalMask,
+            "your attention is causal: each token attends only to itself and the tokens "
+            "before it, so you passed a mask (attn_mask or is_causal). This lesson's block "
+            "uses no mask: every token may attend to every token, later ones included. Call "
+            "`self.attn(h, h, h, need_weights=False)` without a mask.",
         ),
     ],
     bad_inputs=_block_bad_inputs(),
@@ -743,28 +762,27 @@ CHECK_DEPTHS = (1, 4)
 CHECK_STEPS = 30
 
 
-class AblationRuns:
-    """The results of ``run_ablation`` for each seed of a case, shown as a short table."""
+class AblationRows:
+    """What ``run_ablation`` returned for one seed, shown as a short table: per run, the
+    final loss and the token similarity at init of the embeddings and of the last layer."""
 
-    def __init__(self, seeds, results):
-        self.seeds = tuple(seeds)
-        self.results = list(results)
+    def __init__(self, rows):
+        self.rows = rows
 
     def __repr__(self) -> str:
-        lines = []
-        for seed, rows in zip(self.seeds, self.results):
-            if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-                lines.append(f"seed {seed}: a {type(rows).__name__}, not a list of dicts")
-                continue
-            for r in rows:
-                try:
-                    lines.append(
-                        f"seed {seed}: depth {r['depth']}, residual={r['residual']}: final loss "
-                        f"{float(r['final_loss']):.3f}, similarity at init "
-                        f"{float(r['similarity_init'][-1]):.3f}"
-                    )
-                except (KeyError, TypeError, IndexError, ValueError):
-                    lines.append(f"seed {seed}: a row with keys {sorted(map(str, r))}")
+        rows = self.rows
+        if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+            return f"a {type(rows).__name__}, not a list of dicts"
+        head = "similarity at init: embeddings"
+        lines = [f"depth  residual  final loss  {head}  last layer"]
+        for r in rows:
+            try:
+                sims = r["similarity_init"]
+                lines.append(f"{r['depth']!s:>5}  {r['residual']!s:8}  "
+                             f"{float(r['final_loss']):10.3f}  {float(sims[0]):{len(head)}.3f}  "
+                             f"{float(sims[-1]):10.3f}")
+            except (KeyError, TypeError, IndexError, ValueError):
+                lines.append(f"a row with keys {sorted(map(str, r))}")
         return "\n    ".join(lines)
 
 
@@ -782,11 +800,11 @@ def reference_ablation(depths, steps, seed):
 
 
 def _call_ablation(fn, case: Case):
-    depths, steps, seeds = case.args
+    depths, steps, seed = case.args
 
     def go():
         with quiet():
-            return AblationRuns(seeds, [fn(list(depths), steps, seed) for seed in seeds])
+            return AblationRows(fn(list(depths), steps, seed))
 
     return _calling("run_ablation", fn, go)
 
@@ -833,59 +851,54 @@ def _row_problem(row, depth, residual, steps) -> str | None:
     return None
 
 
-def _direction_problem(pair, seed) -> str | None:
+def _direction_problem(pair) -> str | None:
     with_skips, without = pair
     depth = with_skips["depth"]
     s_with = [_number(v) for v in with_skips["similarity_init"]]
     s_without = [_number(v) for v in without["similarity_init"]]
     if not math.isclose(s_with[0], s_without[0], rel_tol=1e-6, abs_tol=1e-9):
-        return (f"seed {seed}, depth {depth}: the two models start from different weights "
-                f"(their embeddings' similarity is {s_with[0]:.4f} and {s_without[0]:.4f}). Call "
-                f"torch.manual_seed(seed) right before building each model, so that the skips "
-                f"are the only difference")
+        return (f"depth {depth}: the two models start from different weights: the token "
+                f"similarity of their embeddings (before any block) is {s_with[0]:.4f} with "
+                f"residuals and {s_without[0]:.4f} without. Call torch.manual_seed(seed) right "
+                f"before building each model, so that the skips are the only difference")
     loss_with, loss_without = _number(with_skips["final_loss"]), _number(without["final_loss"])
     if with_skips["losses"] == without["losses"] and s_with == s_without:
-        return (f"seed {seed}, depth {depth}: the runs with and without residuals are "
-                f"identical, so the residual flag changes nothing. Pass `residual` on to "
-                f"TinyTransformer (which passes it on to every Block)")
+        return (f"depth {depth}: the runs with and without residuals are identical, so the "
+                f"residual flag changes nothing. Pass `residual` on to TinyTransformer (which "
+                f"passes it on to every Block)")
     if not s_without[-1] > s_with[-1]:
-        return (f"seed {seed}, depth {depth}: without residuals the tokens should start out "
-                f"more alike than with them (rank collapse), but the similarity at init is "
-                f"{s_without[-1]:.3f} without and {s_with[-1]:.3f} with. Check that the two "
-                f"runs are not swapped and that the similarities are taken after each layer, "
-                f"embeddings first")
+        return (f"depth {depth}: without residuals the tokens should start out more alike "
+                f"than with them (rank collapse), but the token similarity after the last "
+                f"layer, at init, is {s_without[-1]:.3f} without residuals and {s_with[-1]:.3f} "
+                f"with them. Check that the two runs are not swapped and that the similarities "
+                f"are taken after each layer, embeddings first")
     if not loss_without > loss_with:
-        return (f"seed {seed}, depth {depth}: the model without residuals should end with the "
-                f"higher loss, but its final loss is {loss_without:.3f} against "
-                f"{loss_with:.3f} with residuals. Check that the two runs are not swapped")
+        return (f"depth {depth}: the model without residuals should end with the higher "
+                f"loss, but its final loss is {loss_without:.3f} against {loss_with:.3f} with "
+                f"residuals. Check that the two runs are not swapped")
     return None
 
 
-def _compare_ablation(expected: AblationRuns, actual: AblationRuns, case: Case) -> str | None:
-    depths, steps, seeds = case.args
-    for seed, want, rows in zip(seeds, expected.results, actual.results):
-        if not isinstance(rows, list):
-            return f"seed {seed}: returned a {type(rows).__name__}, expected a list of rows (dicts)"
-        if len(rows) != len(want):
-            return (f"seed {seed}: returned {len(rows)} rows; depths {list(depths)} give "
-                    f"{len(want)}, one with and one without residuals for each depth")
-        for i, (row, ref_row) in enumerate(zip(rows, want)):
-            problem = _row_problem(row, ref_row["depth"], ref_row["residual"], steps)
-            if problem:
-                return f"seed {seed}: row {i} {problem}"
-        deepest = max(depths)
-        pair = [r for r in rows if r["depth"] == deepest]
-        problem = _direction_problem(pair, seed)
+def _compare_ablation(expected: AblationRows, actual: AblationRows, case: Case) -> str | None:
+    depths, steps, seed = case.args
+    want, rows = expected.rows, actual.rows
+    if not isinstance(rows, list):
+        return f"returned a {type(rows).__name__}, expected a list of rows (dicts)"
+    if len(rows) != len(want):
+        return (f"returned {len(rows)} rows; depths {list(depths)} give {len(want)}, one with "
+                f"and one without residuals for each depth")
+    for i, (row, ref_row) in enumerate(zip(rows, want)):
+        problem = _row_problem(row, ref_row["depth"], ref_row["residual"], steps)
         if problem:
-            return problem
-    return None
+            return f"row {i} {problem}"
+    deepest = max(depths)
+    return _direction_problem([r for r in rows if r["depth"] == deepest])
 
 
 def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    seeds = (1,) if hidden else (0,)
-    note = f"seed {seeds[0]}"
-    return [Case((list(CHECK_DEPTHS), CHECK_STEPS, list(seeds)),
-                 note=f"{note}, one call per seed", tol=FLOAT64)]
+    seed = 1 if hidden else 0
+    return [Case((list(CHECK_DEPTHS), CHECK_STEPS, seed),
+                 note=f"the check's small budget, seed {seed}", tol=FLOAT64)]
 
 
 def _call_reference_or_learner(fn, case: Case):
@@ -900,11 +913,11 @@ register(Exercise(
     cases=ablation_cases,
     call=_call_reference_or_learner,
     compare=_compare_ablation,
-    arg_names=("depths", "steps", "seeds"),
+    arg_names=("depths", "steps", "seed"),
     bad_inputs=[
-        BadInput(Case(([], 5, [0])), "depths is empty"),
-        BadInput(Case(([1, 0], 5, [0])), "a depth of 0 has no blocks"),
-        BadInput(Case(([1], 0, [0])), "steps is 0"),
+        BadInput(Case(([], 5, 0)), "depths is empty"),
+        BadInput(Case(([1, 0], 5, 0)), "a depth of 0 has no blocks"),
+        BadInput(Case(([1], 0, 0)), "steps is 0"),
     ],
     hint="For each depth, and residual in (True, False): torch.manual_seed(seed), build the "
     "model, measure the similarity after each layer, train, measure again, and append one "

@@ -306,16 +306,17 @@ def mha_parameter_count(d_model, n_heads):
 def value_down_up(mha, head):
     """Seed 002's low-rank view of one head's value path, in the row convention.
 
-    Returns ``(down [d_model, d_head], up [d_head, d_model])``: ``down`` is the
-    transpose of rows ``head*d_head:(head+1)*d_head`` of ``w_v.weight`` (a token row
-    ``x`` maps to the head's value ``x @ down``), and ``up`` is the transpose of the same
-    columns of ``w_o.weight`` (the head's output ``y`` adds ``y @ up`` to the layer's
-    output). ``down @ up`` is the head's value-to-output map, of rank at most ``d_head``.
+    The head owns ``features = head*d_head:(head+1)*d_head``. Returns
+    ``(down [d_model, d_head], up [d_head, d_model])``: ``down = w_v.weight[features, :].T``
+    (those are w_v's output features; a token row ``x`` maps to the head's value
+    ``x @ down``), and ``up = w_o.weight[:, features].T`` (w_o's input features; the head's
+    output ``y`` adds ``y @ up`` to the layer's output). ``down @ up`` is the head's
+    value-to-output map, of rank at most ``d_head``.
     """
     d_model, d_head = _heads_of(mha)
     if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < mha.n_heads:
         raise ValueError(f"head must be an int from 0 to {mha.n_heads - 1}, got {head!r}")
-    rows = slice(head * d_head, (head + 1) * d_head)
-    down = mha.w_v.weight[rows, :].detach().T.clone()
-    up = mha.w_o.weight[:, rows].detach().T.clone()
+    features = slice(head * d_head, (head + 1) * d_head)
+    down = mha.w_v.weight[features, :].detach().T.clone()
+    up = mha.w_o.weight[:, features].detach().T.clone()
     return down, up

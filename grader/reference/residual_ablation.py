@@ -171,7 +171,7 @@ class SkipVariantBlock(Block):
     """A Block whose attention skip carries ``skip``:
 
     * ``"stream"``: the token's own stream, ``x + attn(ln1(x))`` (the standard Block);
-    * ``"value"``: the token's value vector, ``W_v ln1(x) + b_v + attn(ln1(x))``, with the
+    * ``"value"``: the token's value vector, ``ln1(x) W_v + b_v + attn(ln1(x))``, with the
       value projection of the attention layer itself;
     * ``"none"``: the attention output alone.
 
