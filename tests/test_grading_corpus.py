@@ -251,9 +251,14 @@ def test_no_submission_changes_another_ones_result(corpus):
     assert strip(neighbour) == strip(honest)
 
 
-@pytest.mark.skipif(not SANDBOXED, reason="bubblewrap cannot run here, so the attack is not run")
 def test_the_attack_was_attempted_and_blocked(corpus):
     import nbformat
+
+    if not SANDBOXED:
+        why = "bubblewrap cannot run here, so the attack is not run"
+        if os.environ.get("CI"):  # .ci/run installs bubblewrap: in CI the sandbox must work
+            pytest.fail(why)
+        pytest.skip(why + " (apt-get install bubblewrap)")
 
     path = corpus.course / "autograded" / "attacker" / LESSON / f"{LESSON}.ipynb"
     nb = nbformat.read(path, as_version=4)

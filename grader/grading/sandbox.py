@@ -91,14 +91,16 @@ class Sandbox:
                 "--cap-drop", "ALL", "--unsetenv", "JPY_PARENT_PID", *self.extra]
         for target, link in self.symlinks:
             args += ["--symlink", target, link]
+        # The private /tmp comes first: a course or venv that lives under /tmp (a fresh
+        # clone in CI, say) is then bound on top of it instead of being hidden by it.
+        if self.sized_tmp:
+            args += ["--size", str(limits.memory_bytes)]
+        args += ["--tmpfs", "/tmp"]
         for path in self.readonly:
             args += ["--ro-bind", path, path]
         for path in self.masked:
             args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
-        args += ["--proc", "/proc", "--dev", "/dev"]
-        if self.sized_tmp:
-            args += ["--size", str(limits.memory_bytes)]
-        args += ["--tmpfs", "/tmp",
+        args += ["--proc", "/proc", "--dev", "/dev",
                  "--bind", str(job_dir), str(job_dir), "--chdir", str(workdir), "--"]
         return args
 
