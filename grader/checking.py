@@ -255,8 +255,13 @@ def _error_message(ex, case, outcome, mis) -> str:
         describe_input(case),
     ]
     diag = _diagnosis(ex, mis)
-    if not diag and isinstance(err, (IndexError, ValueError)):
-        diag = "Hint: check the shapes you loop over and index with; this input may be rectangular."
+    if mis is None and isinstance(err, ValueError):
+        lines += ["", "This input is valid: the reference returns a result for it. If the ValueError",
+                  "comes from one of your own checks, its condition is too strict; otherwise",
+                  "look at the shapes your code combines."]
+    elif mis is None and isinstance(err, IndexError):
+        lines += ["", "Check the ranges you loop over and the shapes you index with; this input",
+                  "may not be square."]
     return "\n".join(lines + (["", diag] if diag else []))
 
 

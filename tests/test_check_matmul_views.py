@@ -290,3 +290,28 @@ def test_unknown_exercise_names_the_known_ones():
 def test_notebooks_show_the_message_without_grader_frames():
     lines = CheckFailed("matmul_dot is not right yet.\n\nHint: look.")._render_traceback_()
     assert lines == ["✗ matmul_dot is not right yet.", "", "Hint: look."]
+
+
+def rejects_valid_weights(W, V):
+    W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
+    if np.any(np.abs(W.sum(axis=0) - 1) > 1e-6):  # columns, in the learner's own words
+        raise ValueError("the weights don't add up")
+    return W @ V
+
+
+def test_a_value_error_on_valid_input_says_the_input_is_valid():
+    message = failure("weighted_average_rows", rejects_valid_weights)
+    assert "raised ValueError: the weights don't add up" in message
+    assert "This input is valid" in message and "too strict" in message
+    assert "Diagnosis" not in message  # the catalogued wording differs: no guess
+
+
+def test_an_error_of_another_wording_does_not_borrow_a_diagnosis():
+    def einsum_with_k_t(Q, K):
+        Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+        if Q.shape[-1] != K.shape[-1]:
+            raise ValueError("Q and K do not fit")
+        return np.einsum("...qd,...dk->...qk", Q, K.T)
+
+    message = failure("einsum_scores", einsum_with_k_t)
+    assert "`K.T`" in message and "no batch axes" not in message
