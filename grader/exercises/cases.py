@@ -44,10 +44,6 @@ def non_contiguous(a: np.ndarray) -> np.ndarray:
     return view
 
 
-def fortran_order(a: np.ndarray) -> np.ndarray:
-    return np.asfortranarray(a)
-
-
 def as_float32(case: Case, note: str = "float32") -> Case:
     args = tuple(a.astype(np.float32) if isinstance(a, np.ndarray) else a for a in case.args)
     return Case(args, dict(case.kwargs), note=note, tol=FLOAT32)
