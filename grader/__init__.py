@@ -1,13 +1,15 @@
-"""The attention course's grader: references, checks, release and grading.
+"""The attention course's package.
 
 In a notebook::
 
     from grader import check
-    check("matmul_dot", matmul_dot)            # visible test
-    check("matmul_dot", matmul_dot, hidden=True)  # hidden test
+    check("matmul_dot", matmul_dot)
 
-From a shell: ``python -m grader release | grade | check`` (see ``python -m grader -h``).
+``grader.learner`` is the learner's side (the check engine, recorded checks, input
+validation, the kernel-side agent); it is what a student's copy of the course holds.
+Everything else (``grader.lessons`` with the references and catalogued mistakes, release,
+kit, grading) is the instructor's side. From a shell: ``python -m grader -h``.
 """
-from .checking import CheckFailed, check
+from .learner import CheckFailed, check
 
-__all__ = ["check", "CheckFailed"]
+__all__ = ["CheckFailed", "check"]

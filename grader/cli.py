@@ -23,7 +23,7 @@ def _release(args) -> int:
                 return 1
             print("notebooks/ is up to date with solutions/.")
             return 0
-        names = release(root)
+        names = release(root, args.lessons or None)
     except ReleaseError as exc:
         print(f"release failed: {exc}", file=sys.stderr)
         return 2
@@ -74,7 +74,10 @@ def _positive(kind):
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("release", help="regenerate notebooks/ from solutions/")
+    p = sub.add_parser("release", help="regenerate notebooks/ (and their recorded checks) "
+                       "from solutions/")
+    p.add_argument("lessons", nargs="*", metavar="LESSON",
+                   help="only these assignments (default: all)")
     p.add_argument("--check", action="store_true", help="exit 1 if notebooks/ is stale")
     p.set_defaults(func=_release)
     p = sub.add_parser("check", help="run one notebook and print each question's result")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from traitlets.config import Config
@@ -58,3 +59,58 @@ def ensure_scripts_on_path() -> None:
     parts = os.environ.get("PATH", "").split(os.pathsep)
     if scripts not in parts:
         os.environ["PATH"] = os.pathsep.join([scripts, *parts])
+
+
+# ----------------------------------------------------------------------------- test cells
+
+@dataclass(frozen=True)
+class CheckCall:
+    """One ``check("exercise", target[, hidden=True])`` of a test cell."""
+
+    exercise: str
+    target: str
+    hidden: bool = False
+
+
+class TestCellError(ValueError):
+    pass
+
+
+def check_calls(source: str) -> list[CheckCall]:
+    """The checks a graded test cell makes, read from its source (the SOURCE notebook's,
+    which is the only one trusted). A test cell holds nothing but such calls and comments;
+    anything else raises :class:`TestCellError`."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise TestCellError(f"the test cell is not valid Python: {exc}") from None
+    calls = []
+    for node in tree.body:
+        call = node.value if isinstance(node, ast.Expr) else None
+        ok = (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "check"
+              and len(call.args) == 2 and isinstance(call.args[0], ast.Constant)
+              and isinstance(call.args[0].value, str) and isinstance(call.args[1], ast.Name)
+              and all(k.arg == "hidden" and isinstance(k.value, ast.Constant) for k in call.keywords))
+        if not ok:
+            raise TestCellError(f"line {node.lineno}: a test cell may only call "
+                                f"check(\"exercise\", name) or check(\"exercise\", name, hidden=True)")
+        hidden = any(bool(k.value.value) for k in call.keywords)
+        calls.append(CheckCall(call.args[0].value, call.args[1].id, hidden))
+    if not calls:
+        raise TestCellError("the test cell calls no check")
+    return calls
+
+
+def exercises_checked(nb) -> list[str]:
+    """The exercises a notebook's test cells check, in order (``nb``: notebook JSON)."""
+    names = []
+    for cell in nb["cells"]:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+            for call in check_calls(source):
+                if call.exercise not in names:
+                    names.append(call.exercise)
+    return names

@@ -9,7 +9,13 @@ function of the sources:
 * fixed notebook metadata (kernelspec and language name only);
 * nbformat's JSON layout (sorted keys, one-space indent, trailing newline).
 
-``release --check`` does the same into a temporary directory and compares file by file.
+Beside each released notebook it writes the recorded checks (``NN_slug.checks.json``,
+see ``grader.learner.recording``): for every exercise the notebook checks, its visible
+cases with the reference's and each catalogued mistake's outcomes, as data. A learner's
+copy of the course needs them, and never the reference.
+
+``release --check`` does the same into a temporary directory and compares file by file
+(recordings by content: two machines' BLAS may round the last bit of a float apart).
 """
 from __future__ import annotations
 
@@ -28,8 +34,10 @@ from .course import (
     assignments,
     course_root,
     ensure_scripts_on_path,
+    exercises_checked,
     nbgrader_config,
 )
+from .learner import recording
 
 KEEP_CELL_METADATA = ("nbgrader", "editable", "deletable", "tags", "jupyter")
 NOTEBOOK_METADATA = {
@@ -107,17 +115,37 @@ def _generate(root: Path, out: Path, names: list[str]) -> None:
         if ".ipynb_checkpoints" in nb_path.parts:
             continue
         write_notebook(normalise(nbformat.read(nb_path, as_version=4)), nb_path)
+    for name in names:
+        write_recording(root, name, out / name)
 
 
-def build(root: Path, out: Path) -> None:
-    """Generate every assignment of ``root`` into ``out`` (created fresh)."""
+def write_recording(root: Path, name: str, folder: Path) -> Path:
+    """The recorded checks of assignment ``name``'s notebook, written into ``folder``."""
+    from .lessons import expectations
+
+    source = json.loads((root / SOLUTIONS / name / f"{name}.ipynb").read_text(encoding="utf-8"))
+    try:
+        recorded = {ex: expectations(ex, False) for ex in exercises_checked(source)}
+    except Exception as exc:  # a lesson's cases or reference failing
+        raise ReleaseError(f"could not record the checks of {name}: {type(exc).__name__}: {exc}") from exc
+    path = recording.recording_path(folder / f"{name}.ipynb")
+    path.write_text(recording.dumps(name, recorded), encoding="utf-8")
+    return path
+
+
+def build(root: Path, out: Path, only: list[str] | None = None) -> None:
+    """Generate every assignment of ``root`` (or those in ``only``) into ``out``
+    (created fresh)."""
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     names = assignments(root)
     if not names:
         raise ReleaseError(f"no source notebooks found under {root / SOLUTIONS}")
-    _generate(root, out, names)
+    unknown = sorted(set(only or ()) - set(names))
+    if unknown:
+        raise ReleaseError(f"no such assignment: {', '.join(unknown)} (there are {', '.join(names)})")
+    _generate(root, out, [n for n in names if not only or n in only])
 
 
 def _tree(path: Path) -> set[Path]:
@@ -142,19 +170,62 @@ def stale_files(root: Path) -> list[str]:
         for rel in sorted(have - want):
             problems.append(f"{NOTEBOOKS}/{rel} is not produced by the release")
         for rel in sorted(want & have):
-            if not filecmp.cmp(fresh / rel, current / rel, shallow=False):
-                problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release")
+            if filecmp.cmp(fresh / rel, current / rel, shallow=False):
+                continue
+            if rel.name.endswith(recording.SUFFIX) and same_recording(fresh / rel, current / rel):
+                continue
+            problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release")
     return problems
 
 
-def release(root: Path | None = None) -> list[str]:
-    """Clean the sources and rewrite ``notebooks/``; return the assignment names."""
+def same_recording(a: Path, b: Path) -> bool:
+    """Whether two recordings say the same, floats equal to within 1e-9 of their size
+    (BLAS kernels differ from one CPU to another in the last bits)."""
+    from .learner import codec
+
+    def same(x, y) -> bool:
+        import numpy as np
+
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+        if isinstance(x, (list, tuple)):
+            return len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
+        if hasattr(x, "numpy") and hasattr(x, "dtype"):
+            x, y = x.numpy(), y.numpy()
+        if isinstance(x, np.ndarray):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return False
+            if x.dtype.kind == "f":
+                return bool(np.allclose(x, y, rtol=1e-9, atol=1e-12, equal_nan=True))
+            if x.dtype == object:
+                return all(same(u, v) for u, v in zip(x.flat, y.flat))
+            return bool(np.array_equal(x, y))
+        if isinstance(x, float):
+            return x == y or abs(x - y) <= 1e-9 * max(1.0, abs(x)) or (x != x and y != y)
+        return x == y
+
+    try:
+        return same(codec.loads(a.read_text(encoding="utf-8")), codec.loads(b.read_text(encoding="utf-8")))
+    except (OSError, codec.DecodeError):
+        return False
+
+
+def release(root: Path | None = None, only: list[str] | None = None) -> list[str]:
+    """Clean the sources and rewrite ``notebooks/`` (only the folders of ``only``, if
+    given); return the assignment names released."""
     root = root or course_root()
     clean_sources(root)
     out = root / NOTEBOOKS
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
-        build(root, fresh)
+        build(root, fresh, only)
+        if only:
+            for name in only:
+                shutil.rmtree(out / name, ignore_errors=True)
+                shutil.copytree(fresh / name, out / name)
+            return list(only)
         if out.exists():
             shutil.rmtree(out)
         shutil.copytree(fresh, out)

@@ -1,42 +1,74 @@
-"""Every registered exercise, whatever its lesson: the reference passes its own check,
-every catalogued misconception is rejected with its own diagnosis, and every bad input
-makes the reference raise a ValueError with a message."""
+"""Every exercise, whatever its lesson (DESIGN.md, gate 6):
+
+* the reference passes its own check, visible and hidden;
+* every catalogued mistake is rejected with its own diagnosis, visible and hidden;
+* every bad input makes the reference raise a ValueError with a message;
+* the recorded checks beside the released notebooks hold exactly what the live reference
+  gives, and judge every answer the same way (``conftest.py`` also compares the two for
+  every ``check`` call of every test).
+"""
+import subprocess
+import sys
+
 import pytest
 
-from grader import CheckFailed, check
-from grader.checking import run
-from grader.exercises import load_all
+from grader import lessons
+from grader.learner import agent, recording
+from grader.learner.checks import LocalSubject
+from grader.learner.engine import judge
+from grader.release import same_recording
 
-EXERCISES = load_all()
+BROKEN = {}
+for _lesson in lessons.lessons():
+    try:
+        lessons._import(_lesson)
+    except Exception as exc:  # noqa: BLE001 (reported by test_every_lesson_imports)
+        BROKEN[_lesson] = f"{type(exc).__name__}: {exc}"
+EXERCISES = dict(lessons.EXERCISES)
 MISCONCEPTIONS = [
     pytest.param(ex, mis, id=f"{ex.name}:{mis.name}")
     for ex in EXERCISES.values()
     for mis in ex.misconceptions
 ]
 BAD_INPUTS = [
-    pytest.param(ex, bad, id=f"{ex.name}:{i}")
+    pytest.param(ex, i, id=f"{ex.name}:{i}")
     for ex in EXERCISES.values()
-    for i, bad in enumerate(ex.bad_inputs)
+    for i in range(len(ex.bad_inputs))
 ]
+
+
+@pytest.mark.parametrize("lesson", lessons.lessons())
+def test_every_lesson_imports(lesson):
+    assert lesson not in BROKEN, BROKEN.get(lesson)
+
+
+def live(name, answer, hidden=False):
+    exp = lessons.expectations(name, hidden)
+    return judge(exp, LocalSubject(answer, exp.info.driver, name))
+
+
+def answer_of(mis):
+    return mis.impl if mis.sample is None else mis.sample
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
-def test_reference_passes_its_own_check(name, hidden, capsys):
-    check(name, EXERCISES[name].reference, hidden=hidden)
-    assert capsys.readouterr().out.startswith(f"✓ {name}")
+def test_reference_passes_its_own_check(name, hidden):
+    verdict = live(name, EXERCISES[name].reference, hidden)
+    assert verdict.passed, verdict.message
+    assert verdict.message.startswith(f"✓ {name}")
 
 
 @pytest.mark.parametrize("ex, mis", MISCONCEPTIONS)
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_misconception_is_rejected_with_its_own_message(ex, mis, hidden):
-    with pytest.raises(CheckFailed) as info:
-        check(ex.name, mis.impl, hidden=hidden)
-    message = str(info.value)
-    assert mis.message in message, f"expected the diagnosis of {mis.name!r}, got:\n{message}"
+    verdict = live(ex.name, answer_of(mis), hidden)
+    assert not verdict.passed
+    assert mis.message in verdict.message, \
+        f"expected the diagnosis of {mis.name!r}, got:\n{verdict.message}"
     for other in ex.misconceptions:
         if other is not mis and other.message != mis.message:
-            assert other.message not in message, f"{mis.name!r} was diagnosed as {other.name!r}"
+            assert other.message not in verdict.message, f"{mis.name!r} was diagnosed as {other.name!r}"
 
 
 def test_misconception_names_are_unique_per_exercise():
@@ -45,31 +77,78 @@ def test_misconception_names_are_unique_per_exercise():
         assert len(names) == len(set(names)), ex.name
 
 
-@pytest.mark.parametrize("ex, bad", BAD_INPUTS)
-def test_reference_rejects_bad_input_with_a_message(ex, bad):
-    outcome = run(ex, ex.reference, bad.case)
-    assert isinstance(outcome.error, ValueError), f"{ex.name} accepted bad input: {bad.why}"
-    assert str(outcome.error).strip()
+@pytest.mark.parametrize("ex, i", BAD_INPUTS)
+def test_reference_rejects_bad_input_with_a_message(ex, i):
+    bad = ex.info().bad_inputs[i]
+    outcome = agent.run(ex.reference, ex.driver, [bad.case])[0]
+    assert outcome.error is not None and outcome.error.type == "ValueError", \
+        f"{ex.name} accepted bad input: {bad.why}"
+    assert outcome.error.message.strip()
 
 
-def test_a_lesson_01_check_does_not_import_torch():
-    """References and exercises load lazily, lesson by lesson: the first check of lesson
-    01 (and each graded lesson-01 notebook) must not pay for importing torch."""
-    import subprocess
-    import sys
+# ----------------------------------------------------------------------------- recordings
 
+RECORDED = [(path.parent.name, path) for path in sorted(
+    (recording.PACKAGE_ROOT / "notebooks").glob(f"*/*{recording.SUFFIX}"))]
+
+
+@pytest.mark.parametrize("lesson, path", RECORDED, ids=[r[0] for r in RECORDED])
+def test_recording_holds_what_the_live_reference_gives(lesson, path, tmp_path):
+    from grader.course import ROOT
+    from grader.release import write_recording
+
+    fresh = write_recording(ROOT, lesson, tmp_path)
+    assert same_recording(fresh, path), f"{path} is stale: run `python -m grader release {lesson}`"
+
+
+@pytest.mark.parametrize("lesson, path", RECORDED, ids=[r[0] for r in RECORDED])
+def test_recorded_and_live_give_the_same_verdicts(lesson, path):
+    """The reference and every catalogued mistake, judged with the recording and with the
+    live reference: the same verdict and the same message."""
+    rec = recording.Recording(path)
+    assert rec.names()
+    assert lesson not in BROKEN, BROKEN.get(lesson)
+    for name in rec.names():
+        recorded = rec.get(name)
+        ex = EXERCISES[name]
+        for answer in [ex.reference, *(answer_of(m) for m in ex.misconceptions)]:
+            subject = LocalSubject(answer, ex.driver, name)
+            a, b = judge(recorded, subject), live(name, answer)
+            assert (a.passed, a.message) == (b.passed, b.message), name
+
+
+def test_a_recording_holds_no_hidden_case():
+    for _, path in RECORDED:
+        rec = recording.Recording(path)
+        for name in rec.names():
+            assert not rec.get(name).hidden
+            visible = lessons.expectations(name, False).cases
+            assert len(rec.get(name).cases) == len(visible)
+
+
+def test_a_lesson_01_check_needs_neither_torch_nor_the_instructors_side():
+    """A released lesson-01 notebook checks against its recording: importing torch would
+    be a cost, and importing the instructor's side a leak."""
     code = (
         "import sys\n"
-        "from grader import check, reference\n"
-        "check('matmul_dot', reference.matmul_dot)\n"
-        "print('torch' in sys.modules)\n"
+        "import numpy as np\n"
+        "from grader import check\n"
+        "def einsum_scores(Q, K):\n"
+        "    Q, K = np.asarray(Q, float), np.asarray(K, float)\n"
+        "    if Q.ndim < 2 or K.ndim < 2 or Q.shape[-1] != K.shape[-1]:\n"
+        "        raise ValueError(f'Q {Q.shape} and K {K.shape} do not fit')\n"
+        "    return np.einsum('...qd,...kd->...qk', Q, K)\n"
+        "check('einsum_scores', einsum_scores)\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('grader.lessons')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert "✓ einsum_scores" in out.stdout, out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
 
 
 def test_every_reference_name_resolves():
     from grader import reference
 
-    for name in reference.__all__:
+    for name in reference.names():
         assert callable(getattr(reference, name)) or name.isupper(), name

@@ -21,7 +21,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..validation import as_fractions, shape_str
+from ...learner.validation import as_fractions, shape_str
 
 __all__ = [
     "key_query_scores",

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..shortcuts import NUMPY_PRODUCTS, Rules, numpy_product_objects
-from ..validation import matmul_operands
-from . import BadInput, Case, Exercise, Misconception, register
-from .cases import normal, scaled, small_ints, with_variants
+from ...learner.shortcuts import NUMPY_PRODUCT_OBJECTS, NUMPY_PRODUCTS, Rules
+from ...learner.validation import matmul_operands
+from .. import BadInput, Case, Exercise, Misconception, register
+from ..cases import normal, scaled, small_ints, with_variants
+from . import reference as ref
 
 LOOP_RULES = Rules(
     names=NUMPY_PRODUCTS,
-    objects=numpy_product_objects(),
+    objects=NUMPY_PRODUCT_OBJECTS,
     matmul_operator=True,
     why="This exercise is about reading the product by hand: build it from "
     "elementwise products, sums and slices, without a ready-made matrix product.",

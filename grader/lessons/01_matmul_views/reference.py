@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import as_array, check_inner, matmul_operands, result_dtype, shape_str
+from ...learner.validation import as_array, check_inner, matmul_operands, result_dtype, shape_str
 
 __all__ = [
     "matmul_dot",

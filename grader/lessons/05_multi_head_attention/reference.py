@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..validation import shape_str
+from ...learner.validation import shape_str
 
 __all__ = [
     "split_heads",

@@ -16,7 +16,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..validation import as_array, bool_mask, lengths_array, positive_int, shape_str
+from ...learner.validation import as_array, bool_mask, lengths_array, positive_int, shape_str
 
 __all__ = [
     "causal_mask",

@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ..validation import as_array, shape_str
+from ...learner.validation import as_array, shape_str
 
 __all__ = [
     "softmax",

@@ -1,0 +1,20 @@
+"""The learner's side of the course package: what the kit ships and the grading sandbox
+holds.
+
+* ``check`` (:mod:`.check`) and the engine behind it (:mod:`.engine`), with the cases and
+  expectations as data (:mod:`.cases`, :mod:`.codec`), the comparisons
+  (:mod:`.compare`, :mod:`.comparisons`), the messages (:mod:`.messages`), the shortcut
+  scan (:mod:`.shortcuts`) and typed answers (:mod:`.typed`);
+* the recorded checks beside the released notebooks (:mod:`.recording`);
+* :mod:`.agent`: running an answer on cases, in a notebook or, at grading, inside the
+  learner's sandboxed kernel (the kernel-side half of the grading bridge), with the test
+  fixtures it hands to answers (:mod:`.fixtures`);
+* input validation for the notebooks' given lines and the references (:mod:`.validation`)
+  and the run-time helpers (:mod:`.env`).
+
+Nothing here imports the instructor's side (``grader.lessons``, ``grader.reference``,
+release, kit and grading); ``tests/test_boundary.py`` keeps it so.
+"""
+from .checks import CheckFailed, check
+
+__all__ = ["CheckFailed", "check"]

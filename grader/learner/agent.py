@@ -1,0 +1,250 @@
+"""Running an answer on cases: the one place where a learner's code is called.
+
+A *driver* (data, part of an exercise's description) says how one case runs:
+
+* ``{"kind": "call"}``: ``answer(*args, **kwargs)``; fixtures among the arguments are
+  built first (``grader.learner.fixtures``); with ``"state_of": i`` the outcome is the
+  parameters of argument i after the call (an answer that loads weights into a module);
+* ``{"kind": "module"}``: the case's ``build`` constructs the learner's class (with a
+  torch seed), loads the weights it carries if the parameters' names and shapes fit, and
+  calls the object on the arguments; optionally the gradients of a probe reach back to
+  named parameters. A module never leaves the process it was built in: only its outputs,
+  layout and gradients do;
+* ``{"kind": "value"}``: the answer is a value typed by the learner (the worksheet).
+
+Options: ``"threads": 1`` (torch on one thread), ``"quiet": true`` (no progress bars).
+
+The same code runs in three places: in a notebook, on the learner's function; in the
+grader, on the reference and on each catalogued mistake; and, at grading, inside the
+learner's sandboxed kernel, where :func:`handle` answers the grader's requests. Cases
+always travel as data (``grader.learner.codec``), so every run sees a fresh copy with
+the same memory layout, and an answer that changes its input in place is caught. The
+outcome is data too: a value, or an error's type, message and the learner's line.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from . import codec
+from .cases import Case, ErrorInfo, Outcome
+from .env import one_thread, quiet
+from .fixtures import materialise
+from .shortcuts import Rules, code_objects, functions_of, scan
+
+MIME = "application/vnd.attention-course.reply+json"
+
+
+# ----------------------------------------------------------------------------- errors
+
+def _library_dirs() -> tuple[str, ...]:
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, here}
+    courseware = sys.modules.get("courseware")
+    if courseware is not None and getattr(courseware, "__file__", None):
+        dirs.add(os.path.dirname(os.path.abspath(courseware.__file__)))
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
+def _is_library(filename: str, libraries) -> bool:
+    if filename.startswith("<frozen") or filename.startswith("<string>"):
+        return True
+    path = os.path.join(os.path.realpath(filename), "") if os.path.isabs(filename) else filename
+    return path.startswith(libraries)
+
+
+def error_info(exc: BaseException, answer) -> ErrorInfo:
+    """``exc`` as data: the learner's innermost line that raised it, and the name of
+    another of the learner's functions if the error came from there."""
+    own = {code for fn in functions_of(answer) for code in code_objects(fn.__code__)}
+    libraries = _library_dirs()
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code in own or not _is_library(code.co_filename, libraries):
+            frames.append((code, tb.tb_lineno))
+        tb = tb.tb_next
+    where, helper = "", ""
+    if frames and own:
+        code, line = frames[-1]
+        if code not in own:
+            helper = code.co_qualname.split(".<locals>")[0]
+            if helper.startswith("<"):
+                helper = ""
+        text = traceback.FrameSummary(code.co_filename, line, code.co_name).line or ""
+        where = f"line {line} of your code: `{text.strip()}`" if text.strip() else \
+            f"line {line} of your code"
+    try:
+        message = str(exc)
+    except Exception:  # noqa: BLE001 (a learner's exception whose __str__ raises)
+        message = ""
+    return ErrorInfo(type(exc).__name__, message[:20_000], where, helper)
+
+
+# ----------------------------------------------------------------------------- drivers
+
+def _same_input(before, after) -> bool:
+    from .compare import to_numpy
+
+    before, after = to_numpy(before), to_numpy(after)
+    if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):
+        if before.shape != after.shape:
+            return False
+        if before.dtype == object or after.dtype == object:
+            return all(_same_input(b, a) for b, a in zip(before.flat, after.flat))
+        return bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
+        return len(before) == len(after) and all(_same_input(b, a) for b, a in zip(before, after))
+    if isinstance(before, dict) and isinstance(after, dict):
+        return before.keys() == after.keys() and all(_same_input(before[k], after[k]) for k in before)
+    try:
+        return bool(before == after)
+    except Exception:  # noqa: BLE001 (objects without a usable ==)
+        return True
+
+
+def _mutated(pristine: dict, used: dict) -> str:
+    names = list(pristine.get("names") or ())
+    for i, (before, after) in enumerate(zip(pristine["args"], used["args"])):
+        if isinstance(before, codec.Fixture):
+            continue
+        if not _same_input(before, after):
+            return names[i] if i < len(names) else f"argument {i + 1}"
+    for key, before in pristine["kwargs"].items():
+        if not isinstance(before, codec.Fixture) and not _same_input(before, used["kwargs"].get(key)):
+            return key
+    return ""
+
+
+def _named_state(module) -> dict:
+    return {name: p.detach().clone() for name, p in module.named_parameters()}
+
+
+def _call(answer, data: dict, driver: dict):
+    args = list(materialise(data["args"]))
+    kwargs = materialise(data["kwargs"])
+    result = answer(*args, **kwargs)
+    if "state_of" in driver:
+        return _named_state(args[driver["state_of"]])
+    return result
+
+
+def _module(cls, data: dict, driver: dict):  # noqa: ARG001 (every driver takes the same arguments)
+    import torch
+
+    build = data["build"] or {}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(build.get("seed", 0)))
+        obj = cls(*build.get("args", ()), **build.get("kwargs", {}))
+    if not isinstance(obj, torch.nn.Module):
+        return {"not_module": type(obj).__name__}
+    if build.get("dtype") == "float64":
+        obj.double()
+    state = build.get("state")
+    if state is not None:
+        layout = {name: list(p.shape) for name, p in obj.named_parameters()}
+        if layout != {name: list(np.shape(v)) for name, v in state.items()}:
+            return {"layout": layout}
+        params = dict(obj.named_parameters())
+        with torch.no_grad():
+            for name, value in state.items():
+                params[name].copy_(torch.as_tensor(np.asarray(value)).to(params[name].dtype))
+    obj.eval()
+    args = materialise(data["args"])
+    kwargs = materialise(data["kwargs"])
+    grads = build.get("grads")
+    if not grads:
+        with torch.no_grad():
+            return {"output": obj(*args, **kwargs)}
+    with torch.enable_grad():
+        result = obj(*args, **kwargs)
+        item = grads.get("item")
+        out = result[item] if item is not None and isinstance(result, (tuple, list)) \
+            and len(result) > item else result
+        if not isinstance(out, torch.Tensor) or not out.is_floating_point():
+            return {"output": result}
+        if not out.requires_grad:
+            return {"output": result, "graph": False}
+        params = dict(obj.named_parameters())
+        wanted = [n for n in grads["params"] if n in params]
+        probe = torch.linspace(-1.0, 1.0, out.numel(), dtype=out.dtype).reshape(out.shape)
+        found = torch.autograd.grad((out * probe).sum(), [params[n] for n in wanted],
+                                    allow_unused=True)
+        return {"output": result, "graph": True,
+                "grads": {n: (g.detach() if g is not None else None) for n, g in zip(wanted, found)}}
+
+
+DRIVERS = {"call": _call, "module": _module}
+
+
+def run_one(answer, driver: dict, tree) -> Outcome:
+    """Run ``answer`` on the case that ``tree`` (a case's kernel data, encoded) stands
+    for. Never raises, except for KeyboardInterrupt and SystemExit."""
+    if driver.get("kind") == "value":
+        return Outcome(value=_as_data(answer))
+    data = codec.decode(tree)
+    pristine = codec.decode(tree)
+    runner = DRIVERS[driver.get("kind", "call")]
+    with contextlib.ExitStack() as stack:
+        if driver.get("threads") == 1:
+            stack.enter_context(one_thread())
+        if driver.get("quiet"):
+            stack.enter_context(quiet())
+        try:
+            value = runner(answer, data, driver)
+        except Exception as exc:  # the learner's code may raise anything
+            return Outcome(error=error_info(exc, answer))
+    return Outcome(value=_as_data(value), mutated=_mutated(pristine, data))
+
+
+def _as_data(value):
+    """The value as plain data (what reaches the checker), whatever the answer returned."""
+    try:
+        return codec.decode(codec.encode(value, strict=False))
+    except (codec.EncodeError, codec.DecodeError, RecursionError) as exc:
+        return codec.Opaque("unreadable", f"a result that could not be read as data ({exc})")
+
+
+def run(answer, driver: dict, cases: list[Case]) -> list[Outcome]:
+    """``run_one`` on every case, in this process."""
+    return [run_one(answer, driver, codec.encode(case.for_kernel())) for case in cases]
+
+
+# ----------------------------------------------------------------------------- the bridge
+
+def handle(namespace: dict, text: str) -> str:
+    """Answer one request of the grader (a JSON text): run the learner's ``target`` from
+    ``namespace`` with ``driver`` on each case, and scan it for shortcuts by ``rules``.
+    The reply is JSON: one outcome per case, the findings, or what is missing."""
+    import json
+
+    request = json.loads(text)
+    target = request["target"]
+    reply: dict = {"outcomes": []}
+    if target not in namespace:
+        reply = {"missing": target}
+    else:
+        answer = namespace[target]
+        reply["type"] = type(answer).__name__
+        if request.get("rules") is not None and request["driver"].get("kind") != "value":
+            try:
+                findings, used = scan(answer, Rules.from_data(request["rules"]))
+                reply["findings"] = [[f.what, f.where] for f in findings]
+                reply["used"] = sorted(used)
+            except Exception:  # noqa: BLE001 (an answer whose code cannot be read)
+                pass
+        for tree in request["cases"]:
+            reply["outcomes"].append(run_one(answer, request["driver"], tree).to_data())
+    return codec.dumps(reply, strict=False)
+
+
+def serve(namespace: dict, text: str) -> None:
+    """:func:`handle`, with the reply published as the cell's only display output."""
+    from IPython.display import publish_display_data
+
+    publish_display_data({MIME: handle(namespace, text)})

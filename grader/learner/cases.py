@@ -1,0 +1,224 @@
+"""What a check is made of, as data: cases, what running an answer on one gave, the
+expectations of one exercise, and how to read and write them.
+
+Everything here round-trips through ``grader.learner.codec``, so the same objects serve
+the recorded checks (in notebooks), the live reference (at release and grading) and the
+grading bridge (a learner's kernel sends back :class:`Outcome` data, never objects).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .compare import FLOAT32, FLOAT64, Tolerance
+from .shortcuts import Rules
+
+TOLERANCES = {"float64": FLOAT64, "float32": FLOAT32}
+
+
+def entries(x) -> int:
+    """How many numbers ``x`` holds (for sorting cases from small to large)."""
+    if isinstance(x, np.ndarray):
+        return int(x.size)
+    if isinstance(x, (list, tuple)):
+        return sum(entries(v) for v in x)
+    if isinstance(x, dict):
+        return sum(entries(v) for v in x.values())
+    if hasattr(x, "numel") and callable(x.numel):
+        return int(x.numel())
+    return 1 if isinstance(x, (int, float, Fraction, np.number)) else 0
+
+
+def non_contiguous(a: np.ndarray) -> np.ndarray:
+    """The same values as ``a`` in a strided view (every other element of a bigger array)."""
+    big = np.zeros(tuple(2 * n for n in a.shape), dtype=a.dtype)
+    view = big[tuple(slice(None, None, 2) for _ in a.shape)]
+    view[...] = a
+    return view
+
+
+@dataclass
+class Case:
+    """One input: positional and keyword arguments, and how to show and judge it.
+
+    ``build`` describes an object to construct from the learner's class before the call
+    (a module exercise): its arguments, the torch seed, the weights to load (``state``),
+    the dtype, whether to record gradients, and how a message shows it. ``meta`` is data
+    the comparison needs (accepted alternatives, a range worth a remark); it never goes
+    to the learner's kernel.
+    """
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+    note: str = ""
+    tol: Tolerance = FLOAT64
+    names: tuple[str, ...] = ()
+    build: dict | None = None
+    meta: dict = field(default_factory=dict)
+
+    def size(self) -> int:
+        return entries(self.args) + entries(self.kwargs) + (
+            entries(self.build.get("args", ())) if self.build else 0)
+
+    def to_data(self) -> dict:
+        return {"args": self.args, "kwargs": self.kwargs, "note": self.note,
+                "tol": _tol_name(self.tol), "names": self.names, "build": self.build,
+                "meta": self.meta}
+
+    @classmethod
+    def from_data(cls, d: dict) -> Case:
+        return cls(tuple(d["args"]), dict(d["kwargs"]), d["note"], _tol(d["tol"]),
+                   tuple(d["names"]), d.get("build"), dict(d.get("meta") or {}))
+
+    def for_kernel(self) -> dict:
+        """What the driver needs to run this case: never ``meta`` or the note."""
+        return {"args": self.args, "kwargs": self.kwargs, "build": self.build,
+                "names": self.names}
+
+
+def _tol_name(tol: Tolerance):
+    for name, known in TOLERANCES.items():
+        if tol == known:
+            return name
+    return {"rtol": tol.rtol, "atol_scale": tol.atol_scale}
+
+
+def _tol(data) -> Tolerance:
+    if isinstance(data, str):
+        return TOLERANCES[data]
+    return Tolerance(float(data["rtol"]), float(data["atol_scale"]))
+
+
+NUMBERS = re.compile(r"-?\d+(\.\d+)?")
+
+
+@dataclass
+class ErrorInfo:
+    """An exception, as data: its type's name, its message, and where it came from."""
+
+    type: str
+    message: str = ""
+    where: str = ""  # "line 3 of your code: `...`", if the learner's code raised it
+    helper: str = ""  # another learner function that raised it (the composite's helper)
+
+    @property
+    def gist(self) -> str:
+        """The message without its numbers (shapes and values vary from case to case)."""
+        return NUMBERS.sub("#", self.message).strip()
+
+    @property
+    def not_implemented(self) -> bool:
+        return self.type == "NotImplementedError"
+
+
+@dataclass
+class Outcome:
+    """What one run of an answer on one case gave: a value, or an error; and the name of
+    an argument it changed in place, if any."""
+
+    value: object = None
+    error: ErrorInfo | None = None
+    mutated: str = ""
+
+    def to_data(self) -> dict:
+        if self.error is not None:
+            e = self.error
+            return {"error": {"type": e.type, "message": e.message, "where": e.where,
+                              "helper": e.helper}, "mutated": self.mutated}
+        return {"value": self.value, "mutated": self.mutated}
+
+    @classmethod
+    def from_data(cls, d) -> Outcome:
+        if not isinstance(d, dict):
+            return cls(error=ErrorInfo("BridgeError", "the answer's kernel sent back no result"))
+        mutated = d.get("mutated", "")
+        mutated = mutated[:200] if isinstance(mutated, str) else ""
+        if "error" in d:
+            e = d["error"] if isinstance(d["error"], dict) else {}
+            text = lambda k, n: str(e.get(k, ""))[:n]  # noqa: E731
+            return cls(error=ErrorInfo(text("type", 200) or "Exception", text("message", 20_000),
+                                       text("where", 2000), text("helper", 200)), mutated=mutated)
+        return cls(value=d.get("value"), mutated=mutated)
+
+
+@dataclass
+class BadInput:
+    """An input the answer must reject with ``ValueError``; ``why`` names the problem."""
+
+    case: Case
+    why: str
+
+
+@dataclass
+class ExerciseInfo:
+    """What the learner's side knows of an exercise: how to run an answer on a case
+    (``driver``), how to compare (``compare``), the forbidden shortcuts, the inputs that
+    must be rejected, and a hint for failures no catalogued mistake explains."""
+
+    name: str
+    arg_names: tuple[str, ...] = ()
+    driver: dict = field(default_factory=lambda: {"kind": "call"})
+    compare: dict = field(default_factory=lambda: {"kind": "default"})
+    rules: Rules | None = None
+    hint: str = ""
+    bad_inputs: list[BadInput] = field(default_factory=list)
+
+    def to_data(self) -> dict:
+        return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver,
+                "compare": self.compare, "rules": self.rules.to_data() if self.rules else None,
+                "hint": self.hint,
+                "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs]}
+
+    @classmethod
+    def from_data(cls, d: dict) -> ExerciseInfo:
+        return cls(d["name"], tuple(d["arg_names"]), d["driver"], d["compare"],
+                   Rules.from_data(d["rules"]) if d["rules"] else None, d["hint"],
+                   [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]])
+
+
+class MistakeRecord:
+    """A catalogued mistake as the check sees it: its name, its message, and what it
+    gives on each case. ``outcomes`` may be a list or a function that computes it once
+    (the live reference computes a mistake's outcomes only when a diagnosis needs them)."""
+
+    def __init__(self, name: str, message: str, outcomes):
+        self.name, self.message = name, message
+        self._outcomes = outcomes
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        if callable(self._outcomes):
+            self._outcomes = self._outcomes()
+        return self._outcomes
+
+
+@dataclass
+class Expectations:
+    """Everything a check compares a learner's answer with, for one exercise: the cases
+    (visible or hidden), the reference's outcome on each, and each mistake's."""
+
+    info: ExerciseInfo
+    hidden: bool
+    cases: list[Case]
+    expected: list[Outcome]
+    mistakes: list[MistakeRecord]
+
+    def to_data(self) -> dict:
+        return {"info": self.info.to_data(), "hidden": self.hidden,
+                "cases": [c.to_data() for c in self.cases],
+                "expected": [o.to_data() for o in self.expected],
+                "mistakes": [{"name": m.name, "message": m.message,
+                              "outcomes": [o.to_data() for o in m.outcomes]}
+                             for m in self.mistakes]}
+
+    @classmethod
+    def from_data(cls, d: dict) -> Expectations:
+        return cls(ExerciseInfo.from_data(d["info"]), bool(d["hidden"]),
+                   [Case.from_data(c) for c in d["cases"]],
+                   [Outcome.from_data(o) for o in d["expected"]],
+                   [MistakeRecord(m["name"], m["message"],
+                                  [Outcome.from_data(o) for o in m["outcomes"]])
+                    for m in d["mistakes"]])

@@ -1,0 +1,243 @@
+"""The check engine: one verdict and one message for an answer, from its expectations.
+
+The order of work, the same for every exercise and wherever the check runs:
+
+1. Forbidden shortcuts, read from the answer's code (``grader.learner.shortcuts``).
+2. Every case, from the smallest input to the largest. Each input is a fresh copy, so an
+   answer that changes its input is caught and told so.
+3. Inputs that must raise ``ValueError``.
+
+On success the verdict is one line. On failure the message holds the smallest failing
+input, the expected and the actual value, what differs, and a diagnosis: the catalogued
+mistake that behaves like the answer on the cases, or a general hint. Tolerances are
+documented in ``grader.learner.compare``.
+
+The engine never calls an answer itself and never sees the reference. It gets
+:class:`~grader.learner.cases.Expectations` (recorded in a notebook, or computed live by
+the grader) and a *subject*: something that runs the answer on cases and reads its code
+(in the notebook, the learner's function itself; at grading, a proxy whose calls cross
+into the learner's sandboxed kernel as data). So the same rules give the same verdict and
+the same message in a notebook, in the kit and in the grader.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome
+from .comparisons import Comparison, Difference, comparison
+from .messages import case_title, describe_input, fmt_value, success_line
+from .shortcuts import Finding, missing_required_message, shortcut_message
+
+
+class Subject(Protocol):
+    """The answer under test, wherever it lives."""
+
+    def problem(self) -> str:
+        """Why the answer cannot be checked at all (not a function, say), or ""."""
+
+    def run(self, cases: list[Case]) -> list[Outcome]:
+        """The answer's outcome on each case."""
+
+    def scan(self, rules) -> tuple[list[Finding], set[str]]:
+        """Forbidden uses in the answer's code, and the required names it uses."""
+
+
+@dataclass
+class Verdict:
+    passed: bool
+    message: str
+
+
+# ----------------------------------------------------------------------------- diagnosis
+
+def _agrees(cmp: Comparison, case: Case, mine: Outcome, theirs: Outcome,
+            expected: Outcome) -> tuple[bool, bool]:
+    """(does the mistake behave like the answer here, is that agreement telling)."""
+    if mine.error is not None or theirs.error is not None:
+        same = (mine.error is not None and theirs.error is not None
+                and mine.error.type == theirs.error.type)
+        # Raising where the reference returns a result is telling (a missing batch axis,
+        # a check on the wrong axis) only when the error says the same thing: many
+        # different mistakes raise a ValueError on the same input.
+        return same, same and mine.error.gist == theirs.error.gist
+    same = cmp.differ(theirs.value, mine.value, case, against_reference=False) is None
+    telling = same and expected.error is None and \
+        cmp.differ(expected.value, theirs.value, case, against_reference=True) is not None
+    return same, telling
+
+
+def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
+             failing: int) -> MistakeRecord | None:
+    """The catalogued mistake that best explains the answer's outcomes, if any: it must
+    behave like the answer on the failing case and on at least 80% of all cases, and
+    show at least one result the reference does not give."""
+    best, best_score = None, (0.0, 0)
+    for mistake in exp.mistakes:
+        theirs = mistake.outcomes
+        same, _ = _agrees(cmp, exp.cases[failing], outcomes[failing], theirs[failing],
+                          exp.expected[failing])
+        if not same:
+            continue
+        agree = informative = 0
+        for case, mine, wrong, expected in zip(exp.cases, outcomes, theirs, exp.expected):
+            s, t = _agrees(cmp, case, mine, wrong, expected)
+            agree += s
+            informative += t
+        score = (agree / len(exp.cases), informative)
+        if informative and score[0] >= 0.8 and (best is None or score > best_score):
+            best, best_score = mistake, score
+    return best
+
+
+# ----------------------------------------------------------------------------- messages
+
+def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = "") -> str:
+    if mistake is not None:
+        return f"Diagnosis: {mistake.message}"
+    text = generic or exp.info.hint
+    return f"Hint: {text}" if text else ""
+
+
+def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake) -> str:
+    name = exp.info.name
+    lines = [
+        f"{name} is not right yet.",
+        "",
+        f"Smallest input where it goes wrong{case_title(case)}:",
+        describe_input(case),
+        "Expected:",
+        cmp.show(expected.value, case, "expected", diff),
+        "Your function returned:",
+        cmp.show(outcome.value, case, "returned", diff),
+        f"What differs: {diff.text}.",
+    ]
+    generic = ""
+    if mistake is None and case.note and "large" in case.note:
+        generic = "it works on small numbers but not on large ones: look for overflow."
+    diag = _diagnosis(exp, mistake, generic)
+    return "\n".join(lines + (["", diag] if diag else []))
+
+
+def not_implemented_message(name: str, error: ErrorInfo) -> str:
+    if error.helper:
+        return (f"{name} calls your {error.helper}, which is not implemented yet. Finish "
+                f"{error.helper} first; {name} is checked with it.")
+    return (f"{name} is not implemented yet: replace `raise NotImplementedError()` with your "
+            f"code, then run this cell again.")
+
+
+def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake) -> str:
+    err = outcome.error
+    name = exp.info.name
+    if err.not_implemented:
+        return not_implemented_message(name, err)
+    where = f"\n  at {err.where}" if err.where else ""
+    lines = [
+        f"{name} raised {err.type}: {err.message}{where}",
+        "",
+        f"It raised on this input{case_title(case)}:",
+        describe_input(case),
+    ]
+    diag = _diagnosis(exp, mistake)
+    if mistake is None and err.type == "ValueError":
+        lines += ["", "This input is valid: the reference returns a result for it. If the ValueError",
+                  "comes from one of your own checks, its condition is too strict; otherwise",
+                  "look at the shapes your code combines."]
+    elif mistake is None and err.type == "IndexError":
+        lines += ["", "Check the ranges you loop over and the shapes you index with; this input",
+                  "may not be square."]
+    return "\n".join(lines + (["", diag] if diag else []))
+
+
+def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:
+    names = list(case.names) + list(case.kwargs)
+    value = None
+    if outcome.mutated in names:
+        i = names.index(outcome.mutated)
+        value = case.args[i] if i < len(case.args) else case.kwargs[outcome.mutated]
+    if type(value).__module__.startswith("torch"):
+        fix = "Build a new tensor (`x = x + a`, not `x += a`), or work on `x.clone()`."
+    else:
+        fix = "Build a new array (`x = x + a`, not `x += a`), or work on `x.copy()`."
+    return "\n".join([
+        f"{exp.info.name} changed its input `{outcome.mutated}` in place.",
+        "A function like this must leave its arguments as they were: the caller may use them",
+        f"again. {fix}",
+        "",
+        f"Input{case_title(case)}:",
+        describe_input(case),
+    ])
+
+
+def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> str:
+    if outcome.error is None:
+        got = "returned a result"
+    elif outcome.error.type == "ValueError":
+        got = "raised ValueError with an empty message"
+    else:
+        got = f"raised {outcome.error.type} ({outcome.error.message})"
+    return "\n".join([
+        f"{exp.info.name} should reject this input with a ValueError, because {bad.why}.",
+        f"Instead it {got}.",
+        "",
+        "Input:",
+        describe_input(case),
+        "",
+        "Raise ValueError with a message that names the argument and its shape, so the",
+        "caller sees what went wrong instead of a wrong answer.",
+    ])
+
+
+# ----------------------------------------------------------------------------- the verdict
+
+def judge(exp: Expectations, subject: Subject) -> Verdict:
+    """The verdict on ``subject`` for the exercise ``exp`` describes."""
+    info = exp.info
+    if info.driver.get("kind") == "value":
+        from .typed import judge_value
+
+        return judge_value(exp, subject)
+    problem = subject.problem()
+    if problem:
+        return Verdict(False, problem)
+    rules = info.rules
+    if rules is not None:
+        findings, used = subject.scan(rules)
+        if findings:
+            return Verdict(False, shortcut_message(info.name, findings, rules))
+    cmp = comparison(info.compare)
+    cases = exp.cases
+    for case in cases:
+        case.names = case.names or info.arg_names
+    outcomes = subject.run(cases)
+
+    for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
+        if outcome.error is not None and outcome.error.not_implemented:
+            return Verdict(False, not_implemented_message(info.name, outcome.error))
+        if outcome.error is not None:
+            return Verdict(False, _error_message(exp, case, outcome, diagnose(exp, cmp, outcomes, i)))
+        if outcome.mutated:
+            return Verdict(False, _mutation_message(exp, case, outcome))
+        diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
+        if diff:
+            mistake = diagnose(exp, cmp, outcomes, i)
+            return Verdict(False, _wrong_value_message(exp, cmp, case, expected, outcome, diff,
+                                                       mistake))
+
+    if rules is not None and rules.required and not used:
+        return Verdict(False, missing_required_message(info.name, rules))
+    bad_cases = [bad.case for bad in info.bad_inputs]
+    for case in bad_cases:
+        case.names = case.names or info.arg_names
+    for bad, case, outcome in zip(info.bad_inputs, bad_cases, subject.run(bad_cases) if bad_cases else []):
+        if outcome.error is not None and outcome.error.not_implemented:
+            return Verdict(False, not_implemented_message(info.name, outcome.error))
+        if outcome.error is not None and outcome.error.type == "ValueError" \
+                and outcome.error.message.strip():
+            continue
+        return Verdict(False, _bad_input_message(exp, bad, case, outcome))
+    return Verdict(True, success_line(info.name, cases, len(info.bad_inputs), exp.hidden))
+
+
+__all__ = ["Subject", "Verdict", "diagnose", "fmt_value", "judge", "not_implemented_message"]

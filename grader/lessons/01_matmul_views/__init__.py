@@ -1,0 +1,1 @@
+"""Lesson 01_matmul_views: its reference (reference.py) and its exercises (exercises.py)."""

@@ -1,0 +1,1 @@
+"""Lesson 04_masking: its reference (reference.py) and its exercises (exercises.py)."""

@@ -1,0 +1,167 @@
+"""The instructor's side of the course: one folder per lesson, and the live expectations.
+
+A lesson folder ``grader/lessons/NN_slug/`` (the name of its source notebook) holds
+
+* ``reference.py``: the reference of every graded function of the lesson (``__all__``);
+* ``exercises.py``: one :class:`Exercise` per check: its cases (drawn from a seed, more
+  and different ones when hidden), its catalogued mistakes (the reference with one knob
+  changed, see :func:`knob`), the inputs it must reject, its shortcut rules, and how the
+  learner's side runs and compares an answer (``driver``, ``compare``).
+
+:func:`expectations` turns an exercise into what the check engine compares with: the
+cases, the reference's outcome on each and each mistake's, computed by running them
+exactly as an answer is run. ``release`` records them for the visible cases next to each
+notebook; the grader computes them live, hidden cases included. Nothing here is ever in a
+learner's copy of the course.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..learner import agent
+from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord
+from ..learner.shortcuts import Rules
+
+HIDDEN_SEED_OFFSET = 7919
+FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
+HERE = Path(__file__).resolve().parent
+
+__all__ = ["BadInput", "Case", "Exercise", "Misconception", "Rules", "expectations", "get",
+           "knob", "lessons", "load_all", "register"]
+
+
+@dataclass
+class Misconception:
+    """A known wrong answer and what to tell a learner whose answer behaves like it.
+
+    ``message`` says what the learner probably did and how to look for it, never the
+    solution's code. ``impl`` takes the same arguments as the answer (or, for a typed
+    answer, is what the mistake gives).
+    """
+
+    name: str
+    impl: Any
+    message: str
+    sample: Any = None  # what a learner with this mistake hands in, when ``impl`` is not that
+
+
+@dataclass
+class Exercise:
+    name: str
+    reference: Any
+    cases: Callable[[np.random.Generator, bool], list[Case]]  # (generator, hidden) -> cases
+    misconceptions: list[Misconception] = field(default_factory=list)
+    bad_inputs: list[BadInput] = field(default_factory=list)
+    rules: Rules | None = None
+    hint: str = ""  # shown when a failure matches no catalogued mistake
+    arg_names: tuple[str, ...] = ()
+    driver: dict = field(default_factory=lambda: {"kind": "call"})
+    compare: dict = field(default_factory=lambda: {"kind": "default"})
+    seed: int = 0
+
+    def info(self) -> ExerciseInfo:
+        bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
+                             b.case.names or self.arg_names, b.case.build, b.case.meta), b.why)
+               for b in self.bad_inputs]
+        return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
+                            dict(self.compare), self.rules, self.hint, bad)
+
+    def draw(self, hidden: bool) -> list[Case]:
+        """The cases, smallest first, each with the argument names filled in."""
+        rng = np.random.default_rng(self.seed + (HIDDEN_SEED_OFFSET if hidden else 0))
+        cases = sorted(self.cases(rng, hidden), key=Case.size)
+        for case in cases:
+            case.names = case.names or tuple(self.arg_names)
+        return cases
+
+
+def knob(core: Callable, **settings) -> Callable:
+    """``core`` with some of its keyword arguments set: a catalogued mistake written as
+    the reference with one knob changed."""
+    made = functools.partial(core, **settings)
+    functools.update_wrapper(made, core)
+    made.__name__ = f"{core.__name__}[{', '.join(f'{k}={v!r}' for k, v in settings.items())}]"
+    return made
+
+
+# ----------------------------------------------------------------------------- the registry
+
+EXERCISES: dict[str, Exercise] = {}
+LESSON_OF: dict[str, str] = {}
+_imported: set[str] = set()
+
+
+def register(*exercises: Exercise) -> None:
+    for ex in exercises:
+        if ex.name in EXERCISES and EXERCISES[ex.name] is not ex:
+            raise ValueError(f"two exercises are registered as {ex.name!r}")
+        EXERCISES[ex.name] = ex
+
+
+def lessons() -> list[str]:
+    """The lesson folders, in reading order."""
+    return sorted(p.name for p in HERE.iterdir()
+                  if p.is_dir() and FOLDER.match(p.name) and (p / "__init__.py").is_file())
+
+
+def lesson_module(lesson: str, part: str):
+    return importlib.import_module(f"{__name__}.{lesson}.{part}")
+
+
+def _import(lesson: str) -> None:
+    if lesson not in _imported:
+        before = set(EXERCISES)
+        lesson_module(lesson, "exercises")
+        _imported.add(lesson)
+        for name in set(EXERCISES) - before:
+            LESSON_OF[name] = lesson
+
+
+def load_all() -> dict[str, Exercise]:
+    for lesson in lessons():
+        _import(lesson)
+    return EXERCISES
+
+
+def get(name: str) -> Exercise:
+    """The exercise called ``name``, importing lessons in reading order only as far as
+    needed (so that lesson 01 never imports torch)."""
+    for lesson in lessons():
+        if name in EXERCISES:
+            break
+        _import(lesson)
+    if name not in EXERCISES:
+        raise KeyError(f"no exercise is called {name!r}. Known exercises: "
+                       f"{', '.join(sorted(load_all()))}")
+    return EXERCISES[name]
+
+
+def lesson_of(name: str) -> str:
+    """The lesson folder that defines exercise ``name``."""
+    get(name)
+    return LESSON_OF[name]
+
+
+# ----------------------------------------------------------------------------- live expectations
+
+@functools.lru_cache(maxsize=None)
+def expectations(name: str, hidden: bool = False) -> Expectations:
+    """The exercise's cases (visible or hidden), the reference's outcome on each, and each
+    catalogued mistake's, computed only when a diagnosis first needs it."""
+    ex = get(name)
+    cases = ex.draw(hidden)
+    expected = agent.run(ex.reference, ex.driver, cases)
+    for case, outcome in zip(cases, expected):
+        if outcome.error is not None:
+            raise RuntimeError(f"the reference of {name} raised {outcome.error.type} on a case "
+                               f"({case.note}): {outcome.error.message}")
+    mistakes = [MistakeRecord(m.name, m.message, functools.partial(agent.run, m.impl, ex.driver, cases))
+                for m in ex.misconceptions]
+    return Expectations(ex.info(), hidden, cases, expected, mistakes)
