@@ -19,7 +19,7 @@ import pytest
 
 from conftest import ROOT
 from grader.course import assignments, released_notebook, source_notebook
-from grader.exercises import load_all
+from grader.lessons import load_all
 from grader.release import build, stale_files
 from grader.run_notebook import execute, graded_results
 
@@ -146,9 +146,12 @@ def test_notebooks_equal_a_fresh_release():
 def test_release_is_deterministic(tmp_path):
     build(ROOT, tmp_path / "a")
     build(ROOT, tmp_path / "b")
-    for path in sorted((tmp_path / "a").rglob("*.ipynb")):
+    files = sorted(p for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert any(p.name.endswith(".checks.json") for p in files), "no recorded checks"
+    for path in files:
         twin = tmp_path / "b" / path.relative_to(tmp_path / "a")
-        assert path.read_bytes() == twin.read_bytes()
+        assert path.read_bytes() == twin.read_bytes(), path.name
+    for path in sorted((tmp_path / "a").rglob("*.ipynb")):
         nb = json.loads(path.read_text())
         for cell in nb["cells"]:
             assert cell.get("id") and cell.get("outputs", []) == []

@@ -72,8 +72,8 @@ def error_info(exc: BaseException, answer) -> ErrorInfo:
     where, helper = "", ""
     if frames and own:
         code, line = frames[-1]
-        if code not in own:
-            helper = code.co_qualname.split(".<locals>")[0]
+        if code not in own:  # another function or class of the learner's (a helper)
+            helper = code.co_qualname.split(".")[0]
             if helper.startswith("<"):
                 helper = ""
         text = traceback.FrameSummary(code.co_filename, line, code.co_name).line or ""
