@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from .course import course_root
+from .learner.cli import add_check_command
 
 
 def _release(args) -> int:
@@ -31,25 +32,16 @@ def _release(args) -> int:
     return 0
 
 
-def _check(args) -> int:
-    from .run_notebook import execute, graded_results
+def _kit(args) -> int:
+    from .kit import KitError, build_kit
 
-    path = Path(args.notebook)
-    if not path.is_file():
-        print(f"no such notebook: {path}", file=sys.stderr)
+    try:
+        out = build_kit(course_root(), Path(args.dir), force=args.force)
+    except KitError as exc:
+        print(f"kit: {exc}", file=sys.stderr)
         return 2
-    nb = execute(path, timeout=args.timeout)
-    results = graded_results(nb)
-    if not results:
-        print(f"{path} has no graded test cells.")
-        return 0
-    width = max(len(r.grade_id) for r in results)
-    for r in results:
-        mark = "✓" if r.passed else "✗"
-        print(f"{mark} {r.grade_id:<{width}}  {r.points:g}/{r.max_points:g}  {r.message}")
-    total = sum(r.points for r in results)
-    top = sum(r.max_points for r in results)
-    print(f"Total: {total:g}/{top:g} (auto-graded cells only; free-text answers are graded by hand)")
+    print(f"Wrote the student kit into {out}: {len(list(out.rglob('*')))} files, no answers. "
+          f"Give it to students as it is (see {out / 'README.md'}).")
     return 0
 
 
@@ -80,10 +72,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="only these assignments (default: all)")
     p.add_argument("--check", action="store_true", help="exit 1 if notebooks/ is stale")
     p.set_defaults(func=_release)
-    p = sub.add_parser("check", help="run one notebook and print each question's result")
-    p.add_argument("notebook")
-    p.add_argument("--timeout", type=int, default=120, help="seconds per cell (default 120)")
-    p.set_defaults(func=_check)
+    add_check_command(sub)
+    p = sub.add_parser("kit", help="write what a student receives (no answers) into DIR")
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--force", action="store_true", help="replace DIR if it holds an earlier kit")
+    p.set_defaults(func=_kit)
     p = sub.add_parser(
         "grade", help="grade a class's submissions in parallel, each in its own sandbox",
         description="Grade nbgrader's submitted/{student}/{assignment}/{notebook}.ipynb tree (or "
@@ -99,9 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="memory one notebook may use (default 2048)")
     p.add_argument("--wall", type=_positive(float), default=600.0, metavar="S",
                    help="seconds one notebook may run in all (default 600)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "none"), default="auto",
-                   help="auto: bubblewrap if it works here (default); bwrap: require it; none: "
-                   "a private directory and limits only")
+    p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                   help="bwrap: each submission in bubblewrap (default; grading refuses to run "
+                   "without it); none: run submissions unsandboxed, in a private directory with "
+                   "limits only, able to read what this user can read")
     p.add_argument("--db", default=None, metavar="URL",
                    help="gradebook URL (default: the course's, from nbgrader_config.py)")
     p.set_defaults(func=_grade)

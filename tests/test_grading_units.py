@@ -234,7 +234,7 @@ def test_results_json_is_plain_json():
 
 
 def test_a_passing_cell_is_summed_up_by_its_last_tick_line():
-    from grader.run_notebook import summary_line
+    from grader.learner.notebook import summary_line
 
     printed = (
         "✓ matmul_dot: all 12 cases pass; 3 bad inputs rejected with ValueError.\n"

@@ -21,7 +21,7 @@ from conftest import ROOT
 from grader.course import assignments, released_notebook, source_notebook
 from grader.lessons import load_all
 from grader.release import build, stale_files
-from grader.run_notebook import execute, graded_results
+from grader.learner.notebook import execute, graded_results
 
 LESSONS = assignments(ROOT)
 MARKERS = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS|BEGIN MARK SCHEME")

@@ -4,20 +4,26 @@ The order of work:
 
 1. read the course (every assignment in ``solutions/`` with its release) and every
    submission, into memory, before any student code runs;
-2. choose the sandbox (bubblewrap if it works here) and enter the assignments into the
-   gradebook;
-3. run one job per submitted notebook in a pool of worker processes
+2. build the student kit (what the sandbox holds, ``grader.kit``) and set up the sandbox:
+   bubblewrap, or nothing only if ``--sandbox none`` says so; enter the assignments into
+   the gradebook;
+3. prove the environment: each assignment's source notebook is graded first, through the
+   same sandbox, bridge and checker, and must earn full marks, and its release must earn
+   0; otherwise nobody is graded;
+4. run one job per submitted notebook in a pool of worker processes
    (:func:`grader.grading.job.run_job`);
-4. as each submission finishes, write its JSON result, feedback pages, autograded
+5. as each submission finishes, write its JSON result, feedback pages, autograded
    notebooks and gradebook entry, in this process only;
-5. write ``grades.csv``.
+6. write ``grades.csv``.
 
 Exit status: 0 when every submission was graded, whatever the scores; 1 when some could
-not be graded or recorded (each is named); 2 when the grader cannot start at all.
+not be graded or recorded (each is named); 2 when the grader cannot start at all or its
+environment fails the proof (the first failing test says what broke).
 """
 from __future__ import annotations
 
 import fnmatch
+import json
 import multiprocessing
 import os
 import shutil
@@ -31,17 +37,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..course import NOTEBOOKS, SOLUTIONS, assignments, course_root
+from ..kit import KitError, build_kit
 from .feedback import render
 from .gradebook import GradebookError, Recorder
 from .job import Job, JobResult, run_job
 from .repair import kind_of, nbgrader_meta
 from .report import Progress, grades_csv, submission_record, write_json
-from .sandbox import Limits, detect
+from .sandbox import NO_SANDBOX, Limits, SandboxUnavailable, detect
 from .submissions import Submission, SubmissionsError, read_submissions
 
 
 class CourseError(RuntimeError):
     pass
+
+
+class BrokenEnvironment(RuntimeError):
+    """The source notebook did not earn full marks, or the release did not earn 0."""
 
 
 @dataclass
@@ -179,7 +190,7 @@ def _db_path(db_url: str) -> list[Path]:
 
 
 def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
-          sandbox: str = "auto", db_url: str | None = None, stream=None, err=None) -> int:
+          sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None) -> int:
     """Grade every submission under ``submissions`` into ``out``; return the exit status."""
     stream, err = stream or sys.stdout, err or sys.stderr
     limits = limits or Limits()
@@ -205,30 +216,73 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     os.chmod(scratch, 0o711)
     try:
+        try:
+            kit = build_kit(root, scratch / "kit")
+        except KitError as exc:
+            print(f"grade: cannot build the student kit the sandbox holds: {exc}", file=err)
+            return 2
         hidden = [root, submissions.resolve(), out.resolve(), *_db_path(recorder.db_url)]
         try:
-            box = detect(sandbox, root, hidden, scratch, limits)
-        except RuntimeError as exc:
-            print(f"grade: --sandbox bwrap was asked for, but {exc}", file=err)
+            box = detect(sandbox, kit, hidden, scratch, limits)
+        except SandboxUnavailable as exc:
+            print(f"grade: refusing to run submissions without a sandbox: {exc}.\n{NO_SANDBOX}",
+                  file=err)
             return 2
         print(f"Sandbox: {box.describe()}.", file=stream)
         return _grade_all(course, subs, out, box, limits, recorder, scratch, jobs or default_jobs(),
-                          started, stream, err)
+                          started, stream, err, str(kit))
     finally:
         recorder.close()
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err) -> int:
+PROOF = ("(source)", "(release)")  # the environment proof's two "students"
+
+
+def proof_jobs(course: dict[str, Assignment], names, make) -> list[Job]:
+    """For each assignment: its source notebook and its release, graded as submissions."""
+    jobs = []
+    for name in sorted(names):
+        for filename, (source, release) in course[name].notebooks.items():
+            for who, nb in zip(PROOF, (source, release)):
+                data = json.dumps(nb).encode()
+                jobs.append(make(who, name, filename, source, release, {filename: data}, filename, []))
+    return jobs
+
+
+def proof_problem(results: list[JobResult]) -> str:
+    """Why the proof failed (the first failing test's message), or ""."""
+    for res in results:
+        if res.status != "graded":
+            return f"{res.assignment}: grading its {res.student[1:-1]} notebook failed: {res.error}"
+        want_full = res.student == PROOF[0]
+        for test in res.tests:
+            ok = test["points"] == test["max"] if want_full else test["points"] == 0
+            if not ok:
+                what = "the source notebook must earn full marks" if want_full else \
+                    "the released notebook must earn 0"
+                return (f"{res.assignment}: {what}, but its test {test['id']} got "
+                        f"{test['points']:g}/{test['max']:g} ({test['status']}):\n{test['message']}")
+    return ""
+
+
+def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
+               kit: str) -> int:
     font_cache = _font_cache()
-    jobs, groups = [], defaultdict(list)
+
+    def make(student, assignment, name, source, release, files, submitted_as, notes):
+        return Job(student, assignment, name, source, release, files, submitted_as,
+                   course[assignment].files, box, limits, str(scratch), font_cache, notes, kit)
+
+    proof = proof_jobs(course, {s.assignment for s in subs}, make)
+    jobs, groups = list(proof), defaultdict(list)
     for sub in subs:
         asg = course[sub.assignment]
         for name, (source, release) in asg.notebooks.items():
             submitted_as, notes = _notebook_in(sub, name, set(asg.notebooks))
             groups[sub.key].append(len(jobs))
-            jobs.append(Job(sub.student, sub.assignment, name, source, release, sub.files, submitted_as,
-                            asg.files, box, limits, str(scratch), font_cache, [*sub.notes, *notes]))
+            jobs.append(make(sub.student, sub.assignment, name, source, release, sub.files, submitted_as,
+                             [*sub.notes, *notes]))
     by_key = {sub.key: sub for sub in subs}
     results: dict[int, JobResult] = {}
     records, problems = [], []
@@ -258,11 +312,27 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
                             f"written: {type(exc).__name__}: {exc}")
         progress.finished(record)
 
+    proven: list[JobResult] = []
+    waiting: list[tuple] = []  # submissions finished before the proof was complete
+
     def on_result(i: int, result: JobResult) -> None:
         results[i] = result
+        if i < len(proof):
+            proven.append(result)
+            if len(proven) == len(proof):
+                problem = proof_problem(proven)
+                if problem:
+                    raise BrokenEnvironment(problem)
+                for key in waiting:
+                    finish(key)
+                waiting.clear()
+            return
         key = (result.student, result.assignment)
         if all(j in results for j in groups[key]):
-            finish(key)
+            if len(proven) < len(proof):
+                waiting.append(key)
+            else:
+                finish(key)
 
     def prepare() -> None:  # while the first notebooks run
         recorder.prepare({name: course[name] for name in sorted({s.assignment for s in subs})})
@@ -270,6 +340,11 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
 
     try:
         _run_pool(jobs, workers, on_result, prepare)
+    except BrokenEnvironment as exc:
+        progress.close()
+        print(f"grade: the grading environment failed its proof, so nobody was graded.\n{exc}",
+              file=err)
+        return 2
     except GradebookError as exc:
         progress.close()
         print(f"grade: {exc}", file=err)
@@ -279,7 +354,8 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
         print(f"\ngrade: interrupted; {len(records)} submission(s) were graded and recorded.", file=err)
         return 130
     finally:
-        (out / "grades.csv").write_text(grades_csv(records, columns), encoding="utf-8")
+        if records:
+            (out / "grades.csv").write_text(grades_csv(records, columns), encoding="utf-8")
     progress.close()
     elapsed = time.monotonic() - started
     print(f"Graded {len(records) - sum(r['status'] == 'failed' for r in records)} of {len(subs)} "

@@ -101,6 +101,10 @@ def render(result, student: str, assignment: str) -> str:
         head.append(f" Written answers ({manual:g} points) are graded by hand.")
     head.append("</p>")
     notes = [*result.notes, *result.repairs, *result.incidents]
+    if result.integrity:
+        items = "".join(f"<li>{html.escape(n)}</li>" for n in result.integrity)
+        head.append(f'<div class="notes"><b>For your instructor to look at</b> (your score is '
+                    f"what the tests gave)<ul>{items}</ul></div>")
     if notes:
         items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
         head.append(f'<div class="notes"><b>What happened while grading</b><ul>{items}</ul></div>')

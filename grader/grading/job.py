@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import nbjson
+from .checker import Checker, source_tests
+from .integrity import notes as integrity_notes
 from .kernel import Kernel, KernelStartError, run_notebook
 from .repair import assemble, nbgrader_meta, read_submission
 from .sandbox import Limits, Sandbox
@@ -40,6 +42,7 @@ class Job:
     scratch: str = ""  # where the private directory is made ("" : the system's temp dir)
     font_cache: str = ""  # matplotlib's font list to copy in, so kernels do not rebuild it
     notes: list[str] = field(default_factory=list)  # said while reading the submission
+    kit: str = ""  # the student kit the kernel imports the course's package from
 
 
 @dataclass
@@ -54,6 +57,7 @@ class JobResult:
     repairs: list[str] = field(default_factory=list)
     incidents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    integrity: list[str] = field(default_factory=list)  # for a human to look at
     seconds: float = 0.0
     autograded: dict | None = None
     error: str = ""
@@ -105,9 +109,20 @@ def shadowing(files: dict[str, bytes]) -> dict[str, str]:
             if _safe_relative(name) is not None and _safe_relative(name).parts[0] in real}
 
 
-def kernel_env(home: Path, tmp: str) -> dict[str, str]:
-    """A clean environment: nothing of the grader's (tokens, paths) reaches student code."""
+def site_packages() -> list[str]:
+    """This interpreter's library folders (the kernel runs without ``site``, so that no
+    ``.pth`` file, such as an editable install's, points it back at the course)."""
+    import site
+
+    found = [p for p in sys.path if p.endswith("site-packages") and os.path.isdir(p)]
+    return found or list(site.getsitepackages())
+
+
+def kernel_env(home: Path, tmp: str, kit: str = "") -> dict[str, str]:
+    """A clean environment: nothing of the grader's (tokens, paths) reaches student code.
+    The course's package comes from the student kit alone."""
     return {
+        "PYTHONPATH": os.pathsep.join(([kit] if kit else []) + site_packages()),
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": str(home), "USER": "student", "LOGNAME": "student",
         "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": tmp,
@@ -124,7 +139,7 @@ class _Private:
     """A job's private directory (work/, home/, tmp/) and the kernels that run in it."""
 
     def __init__(self, job: Job):
-        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache)
+        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
         self.work, home = self.dir / "work", self.dir / "home"
         for d in (self.work, home, home / ".matplotlib", self.dir / "tmp"):
@@ -132,7 +147,7 @@ class _Private:
         if job.font_cache and os.path.isfile(job.font_cache):
             shutil.copy(job.font_cache, home / ".matplotlib")
         tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(self.dir / "tmp")
-        self.env = kernel_env(home, tmp)
+        self.env = kernel_env(home, tmp, job.kit)
         self.sandbox, self.limits = job.sandbox, job.limits
         self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
 
@@ -169,7 +184,7 @@ def _launch_spare(job: Job) -> None:
 def _take_spare(job: Job) -> _Private | None:
     global _spare
     spare, _spare = _spare, None
-    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache):
+    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit):
         spare.remove()
         return None
     return spare
@@ -213,6 +228,9 @@ def _run(job: Job, start: float) -> JobResult:
                        answers=[{**a, "answered": False} for a in answers(plan)],
                        autograded=plan.nb, notes=[*job.notes, problem])
 
+    tests = source_tests(job.source)
+    targets = {call.target: call.exercise for calls in tests.values() for call in calls}
+    integrity = integrity_notes(plan, job.source, targets)
     private = _take_spare(job) or _Private(job)
     _launch_spare(job)  # the next job's kernel starts while this notebook runs
     try:
@@ -224,18 +242,21 @@ def _run(job: Job, start: float) -> JobResult:
         _write_files(work, job.course_files)
         job.sandbox.hand_over(private.dir)
         replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
+        checker = Checker(plan, tests)
         try:
-            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first)
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first,
+                                on_test=checker.on_test)
         except KernelStartError:  # once more: a busy machine can be slow to start a kernel
-            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable)
-        tests, manual, incidents = score(plan, runs)
+            checker = Checker(plan, tests)
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, on_test=checker.on_test)
+        tests, manual, incidents = score(plan, runs, checker.results)
     except KernelStartError as exc:
         return _result(job, "failed", start, error=str(exc))
     finally:
         private.remove()
     return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
                    repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
-                   notes=[*job.notes, *notes])
+                   notes=[*job.notes, *notes], integrity=integrity)
 
 
 def _manual_cells(plan):

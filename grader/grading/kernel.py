@@ -59,6 +59,25 @@ class _Manager(KernelManager):
         return list(self.sandboxed_command)
 
 
+def _limit_iopub(kc, max_bytes: int) -> None:
+    """Make ``kc`` refuse any IOPub message over ``max_bytes`` (ZeroMQ drops it and
+    reconnects), so a kernel that prints or returns gigabytes cannot fill the grader's
+    memory."""
+    import zmq
+
+    def connect_iopub(identity=None):
+        sock = kc.context.socket(zmq.SUB)
+        sock.linger = 1000
+        sock.setsockopt(zmq.MAXMSGSIZE, max_bytes)
+        if identity:
+            sock.identity = identity
+        sock.connect(kc._make_url("iopub"))
+        sock.setsockopt(zmq.SUBSCRIBE, b"")
+        return sock
+
+    kc.connect_iopub = connect_iopub
+
+
 def _tree_rss(root: int) -> int:
     """Resident memory of ``root`` and all its descendants, in bytes (Linux; else 0)."""
     if not sys.platform.startswith("linux"):
@@ -132,6 +151,29 @@ class _Outputs:
         return self.outputs
 
 
+class _Reply:
+    """Keeps the last output of one MIME type (the agent's reply) and the error, if any."""
+
+    def __init__(self, mime: str, cap: int):
+        self.mime, self.cap = mime, cap
+        self.reply: str | None = None
+        self.error: tuple[str, str] | None = None
+        self.too_big = False
+
+    def add(self, msg: dict) -> None:
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "error":
+            self.error = (str(content.get("ename", ""))[:200], str(content.get("evalue", ""))[:2000])
+        elif kind == "display_data":
+            data = content.get("data", {})
+            text = data.get(self.mime) if isinstance(data, dict) else None
+            if isinstance(text, str):
+                if len(text) > self.cap:
+                    self.too_big, self.reply = True, None
+                else:
+                    self.reply = text
+
+
 def error_output(ename: str, evalue: str):
     return nbjson.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
@@ -156,7 +198,7 @@ class Kernel:
         km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
                       connection_file=str(kdir / f"{self.n}.json"))
         km.sandboxed_command = self.sandbox.command(
-            [sys.executable, "-P", "-m", "ipykernel_launcher", "-f", km.connection_file,
+            [sys.executable, "-S", "-P", "-m", "ipykernel_launcher", "-f", km.connection_file,
              "--HistoryManager.enabled=False"],
             self.job_dir, self.workdir, self.limits)
         self.sandbox.hand_over(self.job_dir)
@@ -171,6 +213,7 @@ class Kernel:
         """Wait until the launched kernel answers (or raise :class:`KernelStartError`)."""
         try:
             self.kc = self.km.client()
+            _limit_iopub(self.kc, 2 * max(self.limits.reply_chars, self.limits.output_chars) + (1 << 20))
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=self.limits.startup)
         except Exception as exc:  # noqa: BLE001
@@ -219,45 +262,44 @@ class Kernel:
                 pass
         self.kc = self.km = None
 
-    def run(self, cell, index: int, deadline: float, silent: bool = False) -> CellRun:
-        """Execute ``cell`` (its outputs are replaced unless ``silent``)."""
+    def _wait(self, msg_id: str, index: int, start: float, deadline: float, sink) -> tuple[CellRun, tuple | None]:
+        """Wait until the execution ``msg_id`` ends, handing each of its IOPub messages to
+        ``sink.add``; stop it at the time limit or when it outgrows the memory limit."""
         limits = self.limits
-        start = time.monotonic()
-        msg_id = self.kc.execute(cell.source, store_history=not silent, allow_stdin=False,
-                                 stop_on_error=False)
-        sink = _Outputs(limits.output_chars)
         cell_deadline = min(start + limits.timeout, deadline)
         interrupted = None  # (when, status) once the cell has been interrupted
         next_memory = start + MEMORY_POLL
-        run = None
-        while run is None:
+        while True:
             now = time.monotonic()
             if interrupted is None and now >= cell_deadline:
                 why = "wall" if deadline <= start + limits.timeout else "timeout"
                 self.interrupt()
                 interrupted = (now, why)
             elif interrupted is not None and now >= interrupted[0] + GRACE:
-                run = CellRun(index, "stuck")
-                break
+                return CellRun(index, "stuck"), interrupted
             if now >= next_memory:
                 next_memory = now + MEMORY_POLL
                 if self.rss() > limits.memory_bytes:
-                    run = CellRun(index, "memory")
-                    break
+                    return CellRun(index, "memory"), interrupted
             try:
                 msg = self.kc.get_iopub_msg(timeout=POLL)
             except Empty:
                 if not self.alive():
-                    run = CellRun(index, "died")
+                    return CellRun(index, "died"), interrupted
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
-                run = CellRun(index, "ok")
-                break
-            if msg["msg_type"] == "error":
-                sink.error = (msg["content"].get("ename", ""), msg["content"].get("evalue", ""))
+                return CellRun(index, "ok"), interrupted
             sink.add(msg)
+
+    def run(self, cell, index: int, deadline: float, silent: bool = False) -> CellRun:
+        """Execute ``cell`` (its outputs are replaced unless ``silent``)."""
+        start = time.monotonic()
+        msg_id = self.kc.execute(cell.source, store_history=not silent, allow_stdin=False,
+                                 stop_on_error=False)
+        sink = _Outputs(self.limits.output_chars)
+        run, interrupted = self._wait(msg_id, index, start, deadline, sink)
         run.seconds = time.monotonic() - start
         outputs = sink.finish()
         if run.status == "ok" and sink.error:
@@ -275,6 +317,29 @@ class Kernel:
             cell.outputs = outputs
             cell.execution_count = sink.execution_count
         return run
+
+    def request(self, code: str, index: int, deadline: float, mime: str) -> tuple[CellRun, str | None]:
+        """Execute ``code`` (a request of the grading bridge) and return how it ended and
+        the last ``mime`` output it published (the agent's reply), if any. Everything
+        else the code prints is dropped; a reply over ``limits.reply_chars`` is refused."""
+        start = time.monotonic()
+        msg_id = self.kc.execute(code, store_history=False, allow_stdin=False, stop_on_error=False)
+        sink = _Reply(mime, self.limits.reply_chars)
+        run, interrupted = self._wait(msg_id, index, start, deadline, sink)
+        run.seconds = time.monotonic() - start
+        if run.status == "ok" and sink.error:
+            run.status = "error"
+            run.ename, run.evalue = sink.error
+        if interrupted is not None and run.status in ("ok", "error", "stuck"):
+            run.status = "stuck" if run.status == "stuck" else interrupted[1]
+        if run.status == "error" and run.ename == "MemoryError":
+            run.status = "memory-error"
+        if sink.too_big:
+            run.status, run.ename = "error", "ReplyTooLarge"
+            run.evalue = (f"the answer sent back more than {self.limits.reply_chars:,} characters "
+                          "of data")
+        self._explain(run, [], interrupted)
+        return run, sink.reply
 
     def _explain(self, run: CellRun, outputs: list, interrupted) -> None:
         limits = self.limits
@@ -305,15 +370,18 @@ class Kernel:
             run.ename, run.evalue = name, run.detail
 
 
-def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | None = None
-                 ) -> list[CellRun | None]:
+def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | None = None,
+                 on_test=None) -> list[CellRun | None]:
     """Run every code cell of ``nb`` in place; return one :class:`CellRun` per cell (None
     for cells that are not code or are empty).
 
     ``make_kernel(n)`` gives the n-th (unstarted) :class:`Kernel`; ``first``, if given, is
     a kernel already launched for this notebook. ``replayable(i)`` says whether cell i
-    should run again in a fresh kernel after a death (test cells need not). Raises
-    :class:`KernelStartError` only if the very first kernel cannot start.
+    should run again in a fresh kernel after a death (test cells need not). For a test
+    cell, ``on_test(i, kernel, deadline)`` checks it from outside the kernel
+    (``grader.grading.checker``) and returns how it went, and the cell is not executed;
+    for any other cell it returns None.
+    Raises :class:`KernelStartError` only if the very first kernel cannot start.
     """
     runs: list[CellRun | None] = [None] * len(nb.cells)
     deadline = time.monotonic() + limits.wall
@@ -337,7 +405,9 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
                 cell.outputs = [error_output("NotRun", why)]
                 cell.execution_count = None
                 continue
-            run = kernel.run(cell, i, deadline)
+            run = on_test(i, kernel, deadline) if on_test is not None else None
+            if run is None:
+                run = kernel.run(cell, i, deadline)
             runs[i] = run
             needs_restart = run.fatal or (
                 run.status == "memory-error" and kernel.rss() > limits.memory_bytes // 2)

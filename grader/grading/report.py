@@ -31,6 +31,7 @@ def submission_record(student: str, assignment: str, results, sandbox: str, time
         "repairs": [r for res in results for r in res.repairs],
         "incidents": [i for res in results for i in res.incidents],
         "notes": [n for res in results for n in res.notes],
+        "integrity": [n for res in results for n in res.integrity],
         "errors": [res.error for res in results if res.error],
         "sandbox": sandbox,
         "seconds": round(sum(r.seconds for r in results), 3),
@@ -49,12 +50,12 @@ def grades_csv(records: list[dict], columns: list[str]) -> str:
     Cells graded by hand stay empty until they are graded in formgrader."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "assignment", *columns, "total", "max", "status"])
+    writer.writerow(["student", "assignment", *columns, "total", "max", "status", "integrity"])
     for rec in sorted(records, key=lambda r: (r["student"], r["assignment"])):
         points = {t["id"]: t["points"] for t in rec["tests"]}
         row = [rec["student"], rec["assignment"]]
         row += [f"{points[c]:g}" if c in points else "" for c in columns]
-        row += [f"{rec['score']:g}", f"{rec['max']:g}", rec["status"]]
+        row += [f"{rec['score']:g}", f"{rec['max']:g}", rec["status"], " | ".join(rec.get("integrity", []))]
         writer.writerow(row)
     return out.getvalue()
 
@@ -79,7 +80,7 @@ class Progress:
         self.done += 1
         line = self.describe(record)
         if self.bar is not None:
-            if record["status"] != "graded" or record["incidents"]:
+            if record["status"] != "graded" or record["incidents"] or record.get("integrity"):
                 self.bar.write(line, file=self.stream)
             self.bar.set_postfix_str(f"{record['student']}/{record['assignment']}", refresh=False)
             self.bar.update(1)
@@ -97,6 +98,8 @@ class Progress:
             extra.append(f"{len(record['incidents'])} incident(s)")
         if record["errors"]:
             extra.append("grader error: " + record["errors"][0].strip().splitlines()[-1])
+        if record.get("integrity"):
+            extra.append(f"INTEGRITY: {'; '.join(record['integrity'])}")
         return text + (f" [{'; '.join(extra)}]" if extra else "")
 
     def close(self) -> None:

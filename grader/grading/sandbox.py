@@ -1,19 +1,19 @@
 """Where student code runs, and with which limits.
 
 With bubblewrap (``bwrap``), each kernel gets its own namespaces: no network, its own
-process tree, and a file system that holds only the system, the Python installation,
-the course's importable packages (all read-only) and its private job directory
-(writable). The course directory, the gradebook, the outputs and the other submissions
-are simply not there.
+process tree, and a file system that holds only the system, the Python installation and
+the student kit (all read-only), and its private job directory (writable). The kit is
+exactly what a student holds (``grader.kit``): no reference, no catalogued mistake, no
+hidden case. The course directory, the instructor's side of the package, the gradebook,
+the outputs and the other submissions are simply not there.
 
-Without bubblewrap (or where it cannot create namespaces) the kernel still runs in a
-private directory outside the course, with a scrubbed environment and resource limits,
-and as ``nobody`` when the grader runs as root; ``Sandbox.describe`` says plainly what
-is not isolated then.
+Grading refuses to run without a working bubblewrap unless ``--sandbox none`` is given.
+Then the kernel still runs in a private directory outside the course, with a scrubbed
+environment and resource limits, and as ``nobody`` when the grader runs as root; but it
+can read what that user can read and reach the network, and ``Sandbox.describe`` says so.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import stat
@@ -40,6 +40,7 @@ class Limits:
     max_restarts: int = 3
     file_mb: int = 1024
     output_chars: int = 100_000  # kept per cell; the rest is cut with a note
+    reply_chars: int = 32 * 1024 * 1024  # the most a learner's kernel may send back per request
     startup: float = 60.0  # seconds for a kernel to start
 
     @property
@@ -114,11 +115,11 @@ def _contains(path: str, secret: str) -> bool:
     return secret == path or secret.startswith(path.rstrip("/") + "/")
 
 
-def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], list[tuple[str, str]]]:
+def readonly_paths(kit: Path, hidden: list[Path]) -> tuple[list[str], list[tuple[str, str]]]:
     """What a sandboxed kernel may read: system directories, the Python installation and
-    the course's own packages, never anything that contains one of ``hidden``."""
-    # The checkout this grader runs from holds course data too (solutions, maybe a
-    # gradebook): only its packages and its virtual environment may be seen.
+    the student kit, never anything that contains one of ``hidden``."""
+    # The checkout this grader runs from holds the instructor's side (references,
+    # solutions, maybe a gradebook): only its virtual environment may be seen.
     checkout = Path(__file__).resolve().parents[2]
     hidden = [*hidden, checkout]
     secrets = [os.path.realpath(p) for p in hidden] + [str(p) for p in hidden]
@@ -146,16 +147,8 @@ def readonly_paths(course_root: Path, hidden: list[Path]) -> tuple[list[str], li
     for entry in sys.path:
         if entry and os.path.isabs(entry) and os.path.realpath(entry) not in here:
             add(entry)
-    # The course's packages (grader, courseware, ...): those of the course directory and
-    # those of the checkout this grader runs from, which an editable install points to.
-    packages = [p for top in dict.fromkeys([course_root, checkout]) for p in sorted(top.iterdir())]
-    for pkg in packages:
-        if (pkg / "__init__.py").is_file():
-            spec = importlib.util.find_spec(pkg.name)
-            if spec and spec.submodule_search_locations:
-                for loc in spec.submodule_search_locations:
-                    add(loc)
-            add(str(pkg))
+    # The student kit: the only course code the kernel may import.
+    binds.append(str(kit.resolve()))
     # Deeper paths first would be shadowed by a later parent bind; sort parents first.
     binds.sort(key=lambda p: (p.count("/"), p))
     return binds, symlinks
@@ -203,9 +196,22 @@ def _probe(sandbox: Sandbox, scratch: Path, limits: Limits) -> str:
     return ""
 
 
-def detect(mode: str, course_root: Path, hidden: list[Path], scratch: Path, limits: Limits) -> Sandbox:
-    """The sandbox to use. ``mode`` is "auto" (bubblewrap if it works), "bwrap" (required:
-    raises RuntimeError if it does not work) or "none"."""
+NO_SANDBOX = (
+    "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) so that each submission "
+    "runs with no network, no view of the course or of other submissions, and only the "
+    "student kit to import. To grade without it anyway, give --sandbox none: submissions then "
+    "run as an ordinary (unprivileged, if the grader is root) process that can read what that "
+    "user can read, including the course and its reference solutions, and reach the network."
+)
+
+
+class SandboxUnavailable(RuntimeError):
+    pass
+
+
+def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limits) -> Sandbox:
+    """The sandbox to use. ``mode`` is "bwrap" (required: raises
+    :class:`SandboxUnavailable` if it does not work here) or "none"."""
     if mode == "none":
         return _fallback("--sandbox none was given", scratch, limits)
     binary = shutil.which("bwrap")
@@ -214,7 +220,7 @@ def detect(mode: str, course_root: Path, hidden: list[Path], scratch: Path, limi
     elif not sys.platform.startswith("linux"):
         reason = "bubblewrap needs Linux"
     else:
-        binds, links = readonly_paths(course_root, hidden)
+        binds, links = readonly_paths(kit, hidden)
         nobody = ("--uid", str(NOBODY), "--gid", str(NOBODY))
         for extra, sized in ((nobody, True), (nobody, False), ((), True), ((), False)):
             box = Sandbox("bwrap", tuple(binds), tuple(links), tuple(private_entries()), bwrap=binary,
@@ -223,9 +229,7 @@ def detect(mode: str, course_root: Path, hidden: list[Path], scratch: Path, limi
             if not problem:
                 return box
         reason = f"bwrap could not start a sandbox here: {problem}"
-    if mode == "bwrap":
-        raise RuntimeError(reason)
-    return _fallback(reason, scratch, limits)
+    raise SandboxUnavailable(reason)
 
 
 def _fallback(reason: str, scratch: Path, limits: Limits) -> Sandbox:

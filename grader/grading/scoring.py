@@ -1,11 +1,12 @@
-"""Points, status and message for each test cell of an executed notebook.
+"""Points, status and message for each test cell of a graded notebook.
 
-A test cell earns its points when it runs without an error (or the fraction it prints as
-its last value, nbgrader's partial credit). Its status is one of
+A test cell earns its points when every check it makes passes, as the checker judged it
+outside the learner's kernel (``grader.grading.checker``). Its status is one of
 
-* ``passed``: it ran without an error;
-* ``failed``: a check rejected the answer (an ``AssertionError``);
-* ``error``: another exception, or the kernel died while it ran;
+* ``passed``: every check passed;
+* ``failed``: a check rejected the answer;
+* ``error``: the answer could not be checked (it is missing, or the kernel died while it
+  ran);
 * ``timeout``: it, or the answer it tests, ran past the time limit;
 * ``memory``: it, or the answer it tests, ran out of memory;
 * ``missing``: there was no readable notebook to grade.
@@ -17,7 +18,6 @@ from __future__ import annotations
 
 import re
 
-from ..run_notebook import summary_line
 from .kernel import CellRun
 from .repair import Plan, nbgrader_meta
 
@@ -33,49 +33,26 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text)
 
 
-def _partial(cell, max_points: float) -> float:
-    """nbgrader's partial credit: a number shown as the cell's last value."""
-    for out in cell.get("outputs", []):
-        if out.get("output_type") == "execute_result":
-            text = out.get("data", {}).get("text/plain", "")
-            text = "".join(text) if isinstance(text, list) else str(text)
-            try:
-                value = float(text.strip())
-            except ValueError:
-                return max_points
-            return min(max(value, 0.0), max_points)
-    return max_points
-
-
-def _printed(cell) -> str:
-    text = "".join(o.get("text", "") for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
-    return summary_line(strip_ansi(text))
-
-
-def _error_message(run: CellRun) -> str:
-    value = strip_ansi(run.evalue or "").strip()
-    if run.ename in FAILURES:
-        return value or "a check failed (no message)"
-    return f"{run.ename}: {value}" if value else run.ename
-
-
-def score_test(cell, run: CellRun | None, answer_run: CellRun | None, answer_id: str) -> dict:
+def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: CellRun | None,
+               answer_id: str) -> dict:
+    """Points, status and message of one test cell, from the checker's verdict."""
     meta = nbgrader_meta(cell)
     top = float(meta.get("points", 0) or 0)
     result = {"id": meta.get("grade_id", cell.get("id", "")), "points": 0.0, "max": top}
-    if run is None:
-        return {**result, "status": "error", "message": "This test did not run."}
-    if run.status == "ok":
-        return {**result, "points": _partial(cell, top), "status": "passed", "message": _printed(cell)}
-    if run.status in INCIDENT_STATUS:
-        status, message = INCIDENT_STATUS[run.status], run.detail
-        if run.status == "memory-error":
-            message = f"{run.detail}\nMemoryError: {strip_ansi(run.evalue)}".rstrip(": ")
+    if run is None or verdict is None:
+        message = run.detail if run is not None and run.detail else "This test did not run."
+        status = INCIDENT_STATUS.get(run.status, "error") if run is not None else "error"
+        return {**result, "status": status, "message": message}
+    if verdict["status"] == "passed":
+        return {**result, "points": top, "status": "passed", "message": verdict["message"]}
+    if verdict["status"] == "incident":
+        incident = verdict["run"]
+        status, message = INCIDENT_STATUS.get(incident.status, "error"), incident.detail or incident.evalue
+        if incident.status == "memory-error":
+            message = f"{incident.detail}\nMemoryError: {strip_ansi(incident.evalue)}".rstrip(": ")
     else:
-        message = _error_message(run)
-        status = "failed" if run.ename in FAILURES else "error"
-        if MEMORY_IN_MESSAGE.search(run.evalue or ""):
+        status, message = verdict["status"], verdict["message"]
+        if MEMORY_IN_MESSAGE.search(message):
             status = "memory"
     if answer_run is not None and answer_run.status in INCIDENT_STATUS:
         status = INCIDENT_STATUS[answer_run.status]
@@ -84,8 +61,10 @@ def score_test(cell, run: CellRun | None, answer_run: CellRun | None, answer_id:
     return {**result, "status": status, "message": message}
 
 
-def score(plan: Plan, runs: list[CellRun | None]) -> tuple[list[dict], list[dict], list[str]]:
-    """(tests, manually graded cells, incidents) for an executed plan."""
+def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, dict]
+          ) -> tuple[list[dict], list[dict], list[str]]:
+    """(tests, manually graded cells, incidents) for an executed plan and the checker's
+    verdicts (by test grade_id)."""
     index = {gid: i for i, gid in enumerate(plan.grade_ids) if gid}
     tests, manual, incidents = [], [], []
     for i, (cell, kind, run) in enumerate(zip(plan.nb.cells, plan.kinds, runs)):
@@ -94,7 +73,7 @@ def score(plan: Plan, runs: list[CellRun | None]) -> tuple[list[dict], list[dict
         if kind == "test":
             answer = plan.answer_of.get(plan.grade_ids[i], "")
             answer_run = runs[index[answer]] if answer in index else None
-            tests.append(score_test(cell, run, answer_run, answer))
+            tests.append(score_test(cell, run, verdicts.get(plan.grade_ids[i]), answer_run, answer))
         elif kind == "manual":
             meta = nbgrader_meta(cell)
             grade_id = meta.get("grade_id", cell.id)

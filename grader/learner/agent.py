@@ -37,6 +37,7 @@ from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
 
 MIME = "application/vnd.attention-course.reply+json"
+MAX_OUTCOME = 8 * 2**20  # characters of one encoded outcome sent back to the grader
 
 
 # ----------------------------------------------------------------------------- errors
@@ -231,6 +232,7 @@ def handle(namespace: dict, text: str) -> str:
     else:
         answer = namespace[target]
         reply["type"] = type(answer).__name__
+        reply["callable"] = callable(answer)
         if request.get("rules") is not None and request["driver"].get("kind") != "value":
             try:
                 findings, used = scan(answer, Rules.from_data(request["rules"]))
@@ -239,7 +241,12 @@ def handle(namespace: dict, text: str) -> str:
             except Exception:  # noqa: BLE001 (an answer whose code cannot be read)
                 pass
         for tree in request["cases"]:
-            reply["outcomes"].append(run_one(answer, request["driver"], tree).to_data())
+            outcome = run_one(answer, request["driver"], tree).to_data()
+            if len(codec.dumps(outcome, strict=False)) > MAX_OUTCOME:
+                outcome = Outcome(error=ErrorInfo(
+                    "ResultTooLarge", f"the result is more than {MAX_OUTCOME // 2**20} MB of data: "
+                    "far more than this exercise asks for")).to_data()
+            reply["outcomes"].append(outcome)
     return codec.dumps(reply, strict=False)
 
 

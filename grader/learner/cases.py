@@ -145,6 +145,14 @@ class Outcome:
 
 
 @dataclass
+class Verdict:
+    """A check's result: passed or not, and the message (a ✓ line, or what is wrong)."""
+
+    passed: bool
+    message: str
+
+
+@dataclass
 class BadInput:
     """An input the answer must reject with ``ValueError``; ``why`` names the problem."""
 

@@ -9,7 +9,8 @@ group ``attention_course.expectations``, and this module never imports it by nam
 """
 from __future__ import annotations
 
-from .engine import Verdict, judge
+from .cases import Verdict
+from .engine import judge
 
 ENTRY_POINTS = "attention_course.expectations"
 

@@ -21,10 +21,9 @@ the same message in a notebook, in the kit and in the grader.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Protocol
 
-from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome
+from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference, comparison
 from .messages import case_title, describe_input, fmt_value, success_line
 from .shortcuts import Finding, missing_required_message, shortcut_message
@@ -41,12 +40,6 @@ class Subject(Protocol):
 
     def scan(self, rules) -> tuple[list[Finding], set[str]]:
         """Forbidden uses in the answer's code, and the required names it uses."""
-
-
-@dataclass
-class Verdict:
-    passed: bool
-    message: str
 
 
 # ----------------------------------------------------------------------------- diagnosis

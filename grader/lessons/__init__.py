@@ -16,6 +16,7 @@ learner's copy of the course.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import re
@@ -30,6 +31,7 @@ from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeR
 from ..learner.shortcuts import Rules
 
 HIDDEN_SEED_OFFSET = 7919
+TWIN_SEED_OFFSET = 104_729
 FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
 HERE = Path(__file__).resolve().parent
 
@@ -73,9 +75,10 @@ class Exercise:
         return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
                             dict(self.compare), self.rules, self.hint, bad)
 
-    def draw(self, hidden: bool) -> list[Case]:
-        """The cases, smallest first, each with the argument names filled in."""
-        rng = np.random.default_rng(self.seed + (HIDDEN_SEED_OFFSET if hidden else 0))
+    def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
+        """The cases, smallest first, each with the argument names filled in (``offset``
+        moves the seed: the twins of grading)."""
+        rng = np.random.default_rng(self.seed + (HIDDEN_SEED_OFFSET if hidden else 0) + offset)
         cases = sorted(self.cases(rng, hidden), key=Case.size)
         for case in cases:
             case.names = case.names or tuple(self.arg_names)
@@ -155,8 +158,40 @@ def lesson_of(name: str) -> str:
 def expectations(name: str, hidden: bool = False) -> Expectations:
     """The exercise's cases (visible or hidden), the reference's outcome on each, and each
     catalogued mistake's, computed only when a diagnosis first needs it."""
+    return _expectations(get(name), get(name).draw(hidden), hidden)
+
+
+@functools.lru_cache(maxsize=None)
+def twin_expectations(name: str) -> Expectations | None:
+    """Cases *like* the visible ones, which no learner has seen: the visible generator
+    drawn again from another seed (or, where that gives the same inputs again, the hidden
+    generator from that seed). At grading, a visible check must pass these too, so that
+    an answer that replays the outcomes recorded in the notebook earns nothing. None for
+    an exercise with a single fixed case (a typed answer)."""
     ex = get(name)
-    cases = ex.draw(hidden)
+    if ex.driver.get("kind") == "value":
+        return None
+    seen = {_key(c) for c in ex.draw(False)}
+    for hidden in (False, True):
+        fresh = [c for c in ex.draw(hidden, TWIN_SEED_OFFSET) if _key(c) not in seen]
+        if len(fresh) * 2 >= len(seen):
+            break
+    if not fresh:
+        return None
+    twins = _expectations(ex, fresh, False)
+    # The visible check has read the code and tried the bad inputs already.
+    twins.info = dataclasses.replace(twins.info, rules=None, bad_inputs=[])
+    return twins
+
+
+def _key(case: Case) -> str:
+    from ..learner import codec
+
+    return codec.dumps(case.for_kernel())
+
+
+def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations:
+    name = ex.name
     expected = agent.run(ex.reference, ex.driver, cases)
     for case, outcome in zip(cases, expected):
         if outcome.error is not None:

@@ -1,0 +1,133 @@
+"""The trusted checker: every test's verdict, reached outside the learner's kernel.
+
+A submission's test cells are never run. Which checks a test cell makes is read from the
+SOURCE notebook's cell with that ``grade_id`` (``grader.course.check_calls``); editing,
+deleting or moving a test cell in a submission changes nothing. When the notebook reaches
+a test cell, :class:`Checker` judges each of its checks here, with the live reference
+(hidden cases included) and the check engine the notebooks use, on a
+``grader.grading.bridge.RemoteSubject``: the learner's kernel only runs the learner's own
+functions and classes on the cases sent to it, and sends results back as data. Shortcuts
+are read from the submission's source, compiled here and never run.
+
+A visible check must also pass *twins*: new cases like the visible ones
+(``grader.lessons.twin_expectations``), so that replaying the outcomes recorded beside the
+notebook earns nothing.
+
+The test cell's output in the autograded notebook is the checker's message, so feedback
+reads as it does in the notebook, hidden tests included.
+"""
+from __future__ import annotations
+
+import time
+
+from ..course import CheckCall, check_calls
+from ..learner import notebook as notebook_output
+from ..learner.cases import Verdict
+from ..learner.engine import judge
+from ..learner.shortcuts import SourceReader
+from . import nbjson
+from .bridge import BridgeIncident, RemoteSubject, Session
+from .kernel import CellRun, error_output
+from .repair import Plan, nbgrader_meta
+
+TWIN_NOTE = ("(This input is not one of your notebook's cases: grading also tries new cases like "
+             "them, so that an answer must be right in general, not only on the cases you saw.)")
+
+
+def source_tests(source: dict) -> dict[str, list[CheckCall]]:
+    """The checks of each graded test cell of the SOURCE notebook, by grade_id."""
+    tests = {}
+    for cell in source["cells"]:
+        meta = nbgrader_meta(cell)
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            tests[meta["grade_id"]] = check_calls(text)
+    return tests
+
+
+def verdicts_for(call: CheckCall):
+    """The expectations a check call is judged against: the visible ones and their
+    twins, or the hidden ones."""
+    from ..lessons import expectations, twin_expectations
+
+    if call.hidden:
+        return [(expectations(call.exercise, True), False)]
+    twin = twin_expectations(call.exercise)
+    return [(expectations(call.exercise, False), False)] + ([(twin, True)] if twin else [])
+
+
+class Checker:
+    """The verdicts of one notebook's test cells (``on_test`` is handed to
+    ``grader.grading.kernel.run_notebook``)."""
+
+    def __init__(self, plan: Plan, tests: dict[str, list[CheckCall]]):
+        self.plan, self.tests = plan, tests
+        self.reader = SourceReader()
+        self.read = 0  # cells read into ``reader`` so far
+        self.results: dict[str, dict] = {}  # grade_id -> {"status", "message"}
+
+    def _read_until(self, index: int) -> None:
+        """Read the learner's code cells before ``index`` (what has run when the test
+        is reached), never the test cells."""
+        for i in range(self.read, index):
+            cell = self.plan.nb.cells[i]
+            if cell.cell_type == "code" and self.plan.kinds[i] != "test":
+                self.reader.read(cell.source, f"<cell {cell.id}>")
+        self.read = max(self.read, index)
+
+    def on_test(self, index: int, kernel, deadline: float) -> CellRun | None:
+        if self.plan.kinds[index] != "test":
+            return None
+        cell = self.plan.nb.cells[index]
+        grade_id = self.plan.grade_ids[index]
+        calls = self.tests.get(grade_id)
+        start = time.monotonic()
+        if not calls:
+            self.results[grade_id] = {"status": "error", "message": "This test has no checks."}
+            cell.outputs = [error_output("CheckError", "This test has no checks.")]
+            return CellRun(index, "error", "CheckError", "This test has no checks.")
+        self._read_until(index)
+        session = Session(kernel, index, deadline)
+        passed: list[str] = []
+        try:
+            verdict = self._check_all(calls, session, passed)
+        except BridgeIncident as incident:
+            run = incident.run
+            self.results[grade_id] = {"status": "incident", "run": run}
+            cell.outputs = self._printed(passed) + [error_output(run.ename or "Error", run.detail or run.evalue)]
+            return run
+        run = CellRun(index, "ok" if verdict.passed else "error", seconds=time.monotonic() - start)
+        if verdict.passed:
+            self.results[grade_id] = {"status": "passed",
+                                      "message": notebook_output.summary_line("\n".join(passed))}
+            cell.outputs = self._printed(passed)
+        else:
+            run.ename, run.evalue = "CheckFailed", verdict.message
+            self.results[grade_id] = {"status": "failed", "message": verdict.message}
+            lines = verdict.message.splitlines() or [""]
+            cell.outputs = self._printed(passed) + [nbjson.new_output(
+                "error", ename="CheckFailed", evalue=verdict.message,
+                traceback=[f"✗ {lines[0]}", *lines[1:]])]
+        cell.execution_count = None
+        return run
+
+    def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]) -> Verdict:
+        scope = self.reader.scope()
+        for call in calls:
+            subject = None
+            for exp, twin in verdicts_for(call):
+                subject = subject or RemoteSubject(session, call.target, exp.info, scope)
+                verdict = judge(exp, subject)
+                if not verdict.passed:
+                    message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
+                        else verdict.message
+                    return Verdict(False, message)
+                if not twin:
+                    passed.append(verdict.message)
+        return Verdict(True, "\n".join(passed))
+
+    @staticmethod
+    def _printed(lines: list[str]) -> list:
+        if not lines:
+            return []
+        return [nbjson.new_output("stream", name="stdout", text="\n".join(lines) + "\n")]

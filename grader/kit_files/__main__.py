@@ -1,0 +1,3 @@
+from .learner.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""The two sides of the package (DESIGN.md, "Two sides"), kept by reading the imports.
+
+* The learner's side (``grader/__init__.py``, ``grader/learner/``, ``courseware/``) imports
+  nothing of the instructor's side, not even inside a function.
+* No module of ``grader`` or ``courseware`` takes part in an import circle.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+PACKAGES = ("grader", "courseware")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def all_modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "__pycache__" not in path.parts and "kit_files" not in path.parts:
+                found[module_name(path)] = path
+    return found
+
+
+MODULES = all_modules()
+
+
+def imports_of(name: str, path: Path) -> list[tuple[str, int]]:
+    """Every module ``name`` imports (at any depth of its code), with the line."""
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            submodules = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in MODULES]
+            found += [(sub, node.lineno) for sub in submodules]  # `from . import codec`
+            if len(submodules) < len(node.names):  # names defined by the module itself
+                found.append((target, node.lineno))
+    return found
+
+
+def learner_side(name: str) -> bool:
+    return name == "grader" or name.startswith("grader.learner") or name.split(".")[0] == "courseware"
+
+
+def test_there_is_a_learner_side_and_an_instructors_side():
+    assert any(n.startswith("grader.learner.") for n in MODULES)
+    assert any(n.startswith("grader.lessons.") for n in MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if learner_side(n)))
+def test_the_learners_side_imports_nothing_of_the_instructors(name):
+    bad = [f"line {line}: {target}" for target, line in imports_of(name, MODULES[name])
+           if target.split(".")[0] == "grader" and not learner_side(target)]
+    assert not bad, f"{name} reaches the instructor's side: {bad}"
+
+
+def test_no_import_circles():
+    graph = {name: sorted({t for t, _ in imports_of(name, path) if t in MODULES and t != name})
+             for name, path in MODULES.items()}
+    cycles = _cycles(graph)
+    assert not cycles, "import circles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, []):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_boundary_check_sees_a_forbidden_import(tmp_path):
+    """The check itself: a learner-side module that imports the reference is caught,
+    at any depth, and so is a circle."""
+    fake = tmp_path / "m.py"
+    fake.write_text("def f():\n    from grader.reference import softmax\n    return softmax\n")
+    targets = [t for t, _ in imports_of("grader.learner.m", fake)]
+    assert "grader.reference" in targets and not learner_side("grader.reference")
+    assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
