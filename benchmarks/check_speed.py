@@ -1,9 +1,11 @@
 """How long does one ``check()`` call take? (A benchmark, not a test.)
 
-For every registered exercise it times ``check(name, reference)`` in visible and hidden
-mode, plus one failing call (the first catalogued misconception, which also pays for the
-diagnosis), and prints the median seconds per call next to the 0.3 s target, with the
-cost of calling the reference alone on the same cases as the baseline.
+For every exercise it times ``check(name, reference)`` in visible mode (against the
+recording beside its notebook, as a learner's notebook does) and hidden mode (the live
+reference, as the instructor's source notebooks do), plus one failing call (the first
+catalogued misconception, which also pays for the diagnosis), and prints the median
+seconds per call next to the 0.3 s target, with the cost of running the reference alone
+on the same cases as the baseline.
 
     .venv/bin/python benchmarks/check_speed.py [--repeat 5]
 """
@@ -15,10 +17,9 @@ import io
 import statistics
 import time
 
-import numpy as np
-
 from grader import CheckFailed, check
-from grader.exercises import load_all
+from grader.learner import agent
+from grader.lessons import load_all
 
 TARGET = 0.3
 
@@ -35,10 +36,9 @@ def timed(fn) -> float:
 
 def baseline(ex, hidden: bool) -> float:
     """Only the reference on the same cases: the floor of any check."""
-    cases = ex.cases(np.random.default_rng(ex.seed), hidden)
+    cases = ex.draw(hidden)
     start = time.perf_counter()
-    for case in cases:
-        ex.call(ex.reference, case)
+    agent.run(ex.reference, ex.driver, cases)
     return time.perf_counter() - start
 
 
@@ -51,7 +51,8 @@ def main() -> None:
         for label, run in [
             ("visible", lambda: check(name, ex.reference)),
             ("hidden", lambda: check(name, ex.reference, hidden=True)),
-            ("failing", (lambda: check(name, ex.misconceptions[0].impl)) if ex.misconceptions else None),
+            ("failing", (lambda: check(name, ex.misconceptions[0].sample or ex.misconceptions[0].impl))
+             if ex.misconceptions else None),
         ]:
             if run is None:
                 continue

@@ -1,8 +1,8 @@
 """Lesson 06's toolkit: the toy task, input checks, progress bars, measurements, figures.
 
 The graded pieces (``Block``, ``TinyTransformer``, ``token_similarity``, ``train``,
-``run_ablation``) are written by the learner in the notebook; their references live in
-``grader.reference.residual_ablation``. This module holds what both sides share:
+``run_ablation``) are written by the learner in the notebook, and nothing here computes
+any of them. This module holds what the notebook and the checks share:
 
 * the toy task ``AddFirstTask`` and the settings of the experiment (``TASK``, ``MODEL``,
   ``LEARNING_RATE``), and the budget: the full sweep, or a reduced one while nbgrader
@@ -10,17 +10,18 @@ The graded pieces (``Block``, ``TinyTransformer``, ``token_similarity``, ``train
 * the input checks that the given lines of the exercises call (``ValueError`` naming the
   argument and its shape);
 * ``progress``: a tqdm bar on training loops where a widget front end draws it (JupyterLab),
-  silenced by ``quiet()`` (the checks train many small models) and everywhere else
-  (nbclient, nbgrader), where a text bar would litter the saved outputs;
+  silenced by ``grader.learner.env.quiet()`` (the checks train many small models) and
+  everywhere else (nbclient, nbgrader), where a text bar would litter the saved outputs;
 * measurements on any model with a ``blocks`` list: ``layer_outputs`` and
   ``gradient_profile``;
+* the "why the query side?" runs: the learner's own model with its attention skip
+  changed (``with_attention_skip``, ``run_skip_variants``);
 * the figures and the results table of the notebook.
 
-Nothing here imports ``grader`` at import time, so ``grader`` may import this module.
+It imports only the learner's side of ``grader`` (``grader.learner``).
 """
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 from dataclasses import dataclass
@@ -28,8 +29,13 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+import torch.nn.functional as F
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import NullFormatter
+from torch import nn
+
+from grader.learner.env import grading, is_quiet
+from grader.learner.validation import positive_int, shape_str
 
 # ----------------------------------------------------------------------------- the task
 
@@ -92,11 +98,6 @@ REDUCED = Budget(depths=(1, 4), steps=40, variant_depth=4, variant_steps=30, dem
                  label="reduced (nbgrader is running this notebook)")
 
 
-def grading() -> bool:
-    """True while nbgrader validates or autogrades (it sets NBGRADER_EXECUTION)."""
-    return bool(os.environ.get("NBGRADER_EXECUTION"))
-
-
 def budget() -> Budget:
     return REDUCED if grading() else FULL
 
@@ -111,34 +112,12 @@ def configure_torch(threads: int = 1) -> None:
     torch.set_num_threads(max(1, min(threads, os.cpu_count() or 1)))
 
 
-@contextlib.contextmanager
-def small_model_threads():
-    """``configure_torch`` inside the block, with torch's thread count restored after it
-    (the checks use it, so that they run the same way in any process)."""
-    before = torch.get_num_threads()
-    configure_torch()
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
 # ----------------------------------------------------------------------------- input checks
 
-def _shape(x) -> str:
-    return "×".join(str(n) for n in x.shape) if len(x.shape) else "a scalar"
-
-
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def check_block_sizes(d_model, n_heads, d_ff) -> None:
-    d_model = _positive_int(d_model, "d_model")
-    n_heads = _positive_int(n_heads, "n_heads")
-    _positive_int(d_ff, "d_ff")
+    d_model = positive_int(d_model, "d_model")
+    n_heads = positive_int(n_heads, "n_heads")
+    positive_int(d_ff, "d_ff")
     if d_model % n_heads:
         raise ValueError(
             f"d_model must be a multiple of n_heads, got d_model={d_model} and n_heads={n_heads}"
@@ -146,10 +125,10 @@ def check_block_sizes(d_model, n_heads, d_ff) -> None:
 
 
 def check_model_sizes(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len) -> None:
-    _positive_int(vocab_size, "vocab_size")
+    positive_int(vocab_size, "vocab_size")
     check_block_sizes(d_model, n_heads, d_ff)
-    _positive_int(n_layers, "n_layers")
-    _positive_int(seq_len, "seq_len")
+    positive_int(n_layers, "n_layers")
+    positive_int(seq_len, "seq_len")
 
 
 def as_stream(x, d_model: int, name: str = "x") -> torch.Tensor:
@@ -158,7 +137,8 @@ def as_stream(x, d_model: int, name: str = "x") -> torch.Tensor:
         raise ValueError(f"{name} must be a torch tensor, got {type(x).__name__}")
     if x.ndim != 3 or x.shape[-1] != d_model or x.shape[1] < 1:
         raise ValueError(
-            f"{name} must have shape [batch, tokens, d_model={d_model}], got shape {_shape(x)}"
+            f"{name} must have shape [batch, tokens, d_model={d_model}], "
+            f"got shape {shape_str(x.shape)}"
         )
     if not x.is_floating_point():
         raise ValueError(f"{name} must hold floats, got dtype {x.dtype}")
@@ -172,7 +152,7 @@ def as_tokens(tokens, vocab_size: int, seq_len: int) -> torch.Tensor:
     if tokens.ndim != 2 or not 1 <= tokens.shape[1] <= seq_len:
         raise ValueError(
             f"tokens must have shape [batch, T] with 1 <= T <= seq_len={seq_len}, "
-            f"got shape {_shape(tokens)}"
+            f"got shape {shape_str(tokens.shape)}"
         )
     if tokens.is_floating_point() or tokens.is_complex() or tokens.dtype == torch.bool:
         raise ValueError(f"tokens must hold integer ids, got dtype {tokens.dtype}")
@@ -191,21 +171,23 @@ def as_hidden(h) -> torch.Tensor:
     if not isinstance(h, torch.Tensor):
         raise ValueError(f"h must be a torch tensor, got {type(h).__name__}")
     if h.ndim < 2:
-        raise ValueError(f"h must have shape [..., tokens, features], got shape {_shape(h)}")
+        raise ValueError(
+            f"h must have shape [..., tokens, features], got shape {shape_str(h.shape)}"
+        )
     if h.shape[-2] < 2:
         raise ValueError(
-            f"h needs at least two tokens to compare, got shape {_shape(h)} "
+            f"h needs at least two tokens to compare, got shape {shape_str(h.shape)} "
             f"({h.shape[-2]} token)"
         )
     if h.shape[-1] < 1:
-        raise ValueError(f"h must have at least one feature, got shape {_shape(h)}")
+        raise ValueError(f"h must have at least one feature, got shape {shape_str(h.shape)}")
     if not h.is_floating_point():
         h = h.double()
     return h.detach()
 
 
 def check_steps_and_seed(steps, seed) -> tuple[int, int]:
-    steps = _positive_int(steps, "steps")
+    steps = positive_int(steps, "steps")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     return steps, int(seed)
@@ -218,67 +200,24 @@ def check_depths(depths) -> tuple[int, ...]:
         raise ValueError(f"depths must be a list of positive integers, got {depths!r}") from None
     if not values:
         raise ValueError("depths must list at least one depth, got an empty list")
-    return tuple(_positive_int(d, "every depth") for d in values)
+    return tuple(positive_int(d, "every depth") for d in values)
 
 
 # ----------------------------------------------------------------------------- progress bars
-
-_QUIET = [0]
-
-
-@contextlib.contextmanager
-def quiet():
-    """No progress bars inside this block (the checks train many small models)."""
-    _QUIET[0] += 1
-    try:
-        yield
-    finally:
-        _QUIET[0] -= 1
-
 
 def progress(iterable, desc: str = "", total: int | None = None, leave: bool = True):
     """A tqdm progress bar over ``iterable``, as a widget, where one can be drawn: in
     JupyterLab or Jupyter Notebook. Elsewhere (nbclient, nbconvert, nbgrader's validation
     and autograding, a script) there is no bar: a text bar there leaves dozens of partial
     lines in the notebook's saved outputs and in nbgrader's feedback. None inside
-    ``quiet()`` either."""
+    ``grader.learner.env.quiet()`` either."""
     from .widgets import has_widget_frontend
 
-    if _QUIET[0] or grading() or not has_widget_frontend():
+    if is_quiet() or grading() or not has_widget_frontend():
         return iterable
     from tqdm.notebook import tqdm
 
     return tqdm(iterable, desc=desc, total=total, leave=leave, mininterval=0.5)
-
-
-# ----------------------------------------------------------------------------- weights
-
-class WeightsMismatch(RuntimeError):
-    """A model whose parameters do not line up with the reference's."""
-
-
-def parameter_layout(state: dict) -> str:
-    return ", ".join(f"{k} {tuple(v.shape)}" for k, v in state.items())
-
-
-def load_weights(model: torch.nn.Module, state: dict) -> torch.nn.Module:
-    """Copy ``state`` into ``model``: by name when the names match, else in order when the
-    shapes line up (a learner may name a layer differently). Raises ``WeightsMismatch``."""
-    own = model.state_dict()
-    if set(own) == set(state) and all(own[k].shape == state[k].shape for k in state):
-        model.load_state_dict(state)
-        return model
-    mine = list(own.items())
-    theirs = list(state.items())
-    if len(mine) == len(theirs) and all(a.shape == b.shape for (_, a), (_, b) in zip(mine, theirs)):
-        with torch.no_grad():
-            model.load_state_dict({name: value for (name, _), (_, value) in zip(mine, theirs)})
-        return model
-    raise WeightsMismatch(
-        "its parameters do not match the layers this exercise defines, so the reference's "
-        f"weights cannot be copied in.\n  expected: {parameter_layout(state)}\n"
-        f"  yours:    {parameter_layout(own)}\nKeep the layers created in __init__ as given."
-    )
 
 
 # ----------------------------------------------------------------------------- measurements
@@ -359,21 +298,68 @@ SKIPS = {
 }
 
 
+def _value_vectors(attn: nn.MultiheadAttention, h: torch.Tensor) -> torch.Tensor:
+    """Each token's value vector ``h W_V + b_V``, with the attention layer's own value
+    projection (the last third of its packed input projection)."""
+    d = attn.embed_dim
+    bias = attn.in_proj_bias[2 * d:] if attn.in_proj_bias is not None else None
+    return F.linear(h, attn.in_proj_weight[2 * d:], bias)
+
+
+SKIP_CARRIES = {
+    "stream": lambda x, h, attn: x,
+    "value": lambda x, h, attn: _value_vectors(attn, h),
+    "none": lambda x, h, attn: torch.zeros_like(x),
+}
+
+
+class AttentionWithSkip(nn.Module):
+    """Stands in for a block's ``attn``: the wrapped attention's output plus
+    ``skip(x, h) - x``, where x is the block's input (kept by a forward pre-hook on the
+    block) and h the attention's query. A block that computes ``x + attn(h)`` then
+    computes ``skip(x, h) + attn(h)``; its MLP sublayer and its weights are unchanged."""
+
+    def __init__(self, attn: nn.MultiheadAttention, skip: str):
+        super().__init__()
+        if skip not in SKIP_CARRIES:
+            raise ValueError(f"skip must be one of {sorted(SKIP_CARRIES)}, got {skip!r}")
+        self.attn, self.skip = attn, skip
+        self.block_input = None
+
+    def keep_block_input(self, block, args, kwargs) -> None:
+        self.block_input = args[0] if args else next(iter(kwargs.values()))
+
+    def forward(self, query, key, value, *args, **kwargs):
+        out, weights = self.attn(query, key, value, *args, **kwargs)
+        x = self.block_input
+        return out + (SKIP_CARRIES[self.skip](x, query, self.attn) - x), weights
+
+
+def with_attention_skip(model, skip: str):
+    """``model`` (any model with a ``blocks`` list whose blocks hold their attention in
+    ``attn`` and add its output to their input) with each block's attention skip carrying
+    ``skip`` (a key of ``SKIPS``) instead of the block's input. Changed in place and
+    returned."""
+    for block in _blocks(model):
+        wrapper = AttentionWithSkip(block.attn, skip)
+        block.attn = wrapper
+        block.register_forward_pre_hook(wrapper.keep_block_input, with_kwargs=True)
+    return model
+
+
 def run_skip_variants(TinyTransformer, train, depth: int, steps: int, seed: int = 0,
                       skips=tuple(SKIPS)) -> dict:
     """Train one model per kind of attention skip, all from the same initial weights.
 
-    The model is built with ``TinyTransformer(**MODEL, n_layers=depth)``; each of its blocks
-    is then replaced by a ``SkipVariantBlock`` holding the same weights, whose attention
-    sublayer adds the chosen skip (the MLP sublayer keeps its standard skip). Returns
-    ``{skip: losses}``.
+    Each model is ``TinyTransformer(**MODEL, n_layers=depth)`` (the learner's own, built
+    after ``torch.manual_seed(seed)``) with its attention skips changed by
+    ``with_attention_skip``; the MLP sublayers keep their standard skip. Returns
+    ``{skip: losses}``, the losses from ``train``.
     """
-    from grader.reference.residual_ablation import with_skip
-
     results = {}
     for skip in skips:
         torch.manual_seed(seed)
-        model = with_skip(TinyTransformer(**MODEL, n_layers=depth, residual=True), skip)
+        model = with_attention_skip(TinyTransformer(**MODEL, n_layers=depth, residual=True), skip)
         results[skip] = train(model, TASK, steps, seed)
     return results
 

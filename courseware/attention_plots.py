@@ -2,15 +2,15 @@
 the variance of q·k against d_k, and the "mole" context demo.
 
 Every drawing function makes a new figure (or draws on given axes) and returns the
-figure, so a notebook cell shows it and a test can save it.
+figure, so a notebook cell shows it and a test can save it. The figures that turn scores
+into weights take the learner's own ``softmax`` as an argument: they come after that
+exercise, and this module holds no answer to it.
 """
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
-
-from grader.reference import softmax
 
 from .figures import HIGHLIGHT, RESULT, WEIGHT
 from .widgets import interactive_figure
@@ -71,16 +71,17 @@ def weight_bars(weights, key_labels=None, *, ax=None, title: str = "", color: st
 # ----------------------------------------------------------------------------- temperature
 
 def temperature_figure(scores, temperature: float = 1.0, query: int = 0, query_labels=None,
-                       key_labels=None):
-    """Heatmap of ``softmax(scores / temperature)`` and the weights of one query.
+                       key_labels=None, *, softmax):
+    """Heatmap of ``softmax(scores / temperature, axis=-1)`` and the weights of one query.
 
     ``scores`` are already divided by sqrt(d_k), so temperature 1 is standard attention;
     below 1 the weights sharpen towards the best key, above 1 they flatten towards uniform.
+    ``softmax`` is the learner's own.
     """
     S = np.asarray(scores, dtype=float)
     if temperature <= 0:
         raise ValueError(f"temperature must be positive, got {temperature}")
-    W = softmax(S / temperature, axis=-1)
+    W = np.asarray(softmax(S / temperature, axis=-1), dtype=float)
     q_labels = _labels("q", S.shape[0], query_labels)
     k_labels = _labels("k", S.shape[1], key_labels)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.5, 3.9), gridspec_kw={"width_ratios": [1.15, 1]})
@@ -95,14 +96,18 @@ def temperature_figure(scores, temperature: float = 1.0, query: int = 0, query_l
 
 
 def temperature_explorer(scores, query_labels=None, key_labels=None,
-                         static_temperatures=(0.25, 1.0, 4.0)):
-    """A ``temperature`` slider and a ``query`` menu over :func:`temperature_figure`.
+                         static_temperatures=(0.25, 1.0, 4.0), *, softmax):
+    """A ``temperature`` slider and a ``query`` menu over :func:`temperature_figure`, with
+    the learner's own ``softmax``.
 
     Without a widget front end it draws one figure per static temperature instead.
+    ``softmax`` runs once first, so that a function not written yet raises here, in the
+    cell, rather than inside the widget.
     """
     import ipywidgets as widgets
 
     S = np.asarray(scores, dtype=float)
+    softmax(S, axis=-1)
     q_labels = _labels("q", S.shape[0], query_labels)
     controls = {
         "temperature": widgets.FloatLogSlider(
@@ -114,22 +119,24 @@ def temperature_explorer(scores, query_labels=None, key_labels=None,
     }
 
     def draw(temperature, query):
-        return temperature_figure(S, temperature, query, q_labels, key_labels)
+        return temperature_figure(S, temperature, query, q_labels, key_labels, softmax=softmax)
 
     return interactive_figure(draw, controls, [{"temperature": t} for t in static_temperatures])
 
 
 # ----------------------------------------------------------------------------- scale
 
-def mean_top_weight(d_k: int, n_keys: int, divide_by: float, n_samples: int = 300, seed: int = 0) -> float:
+def mean_top_weight(d_k: int, n_keys: int, divide_by: float, n_samples: int = 300, seed: int = 0,
+                    *, softmax) -> float:
     """The average largest softmax weight of one query over ``n_keys`` random keys, with
-    standard normal vectors of length ``d_k`` and scores divided by ``divide_by``.
-    Near 1 means the softmax is almost one-hot; 1 / n_keys means uniform."""
+    standard normal vectors of length ``d_k``, scores divided by ``divide_by``, and the
+    learner's own ``softmax``. Near 1 means the softmax is almost one-hot; 1 / n_keys
+    means uniform."""
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((n_samples, 1, d_k))
     K = rng.standard_normal((n_samples, n_keys, d_k))
     scores = np.sum(q * K, axis=-1) / divide_by
-    return float(softmax(scores, axis=-1).max(axis=-1).mean())
+    return float(np.asarray(softmax(scores, axis=-1)).max(axis=-1).mean())
 
 
 def scale_figure(d_ks, variances, top_weights: dict, n_keys: int):

@@ -37,18 +37,19 @@ def split_picture(x, n_heads: int):
     x = _np(x)
     tokens, d_model = x.shape
     d_head = d_model // n_heads
-    owner = np.repeat(np.arange(n_heads), d_head)[None, :].repeat(tokens, axis=0)
-    token_of = np.arange(tokens)[:, None].repeat(d_model, axis=1)
-    versions = (
-        ("split_heads: reshape, then transpose",
-         *(a.reshape(tokens, n_heads, d_head).transpose(1, 0, 2) for a in (x, owner, token_of))),
-        ("reshape straight to [h, T, d_head]",
-         *(a.reshape(n_heads, tokens, d_head) for a in (x, owner, token_of))),
+    # Cell (head, t, j) of each head's [T, d_head] matrix, and the (row, column) of x it is
+    # read from: by the definition of a head, or as the n-th number of x in memory order.
+    head, t, j = np.meshgrid(np.arange(n_heads), np.arange(tokens), np.arange(d_head),
+                             indexing="ij")
+    sources_of = (
+        ("split_heads: reshape, then transpose", (t, head * d_head + j)),
+        ("reshape straight to [h, T, d_head]", divmod((head * tokens + t) * d_head + j, d_model)),
     )
+    versions = [(label, x[rows, cols], cols // d_head, rows) for label, (rows, cols) in sources_of]
     gap, block = 2.3, n_heads * (d_head + 2.3)
     width = d_model + 1.5 + 2 * block + 0.5
     fig, ax = plt.subplots(figsize=(0.55 * width + 0.6, 0.55 * (tokens + 3.6)))
-    colors = [[HEAD_COLORS[owner[t, j]] for j in range(d_model)] for t in range(tokens)]
+    colors = [[HEAD_COLORS[j // d_head] for j in range(d_model)] for _ in range(tokens)]
     draw_matrix(ax, x, 0, 0, title=f"x [T={tokens}, d_model={d_model}]", colors=colors, fontsize=10)
     x0 = d_model + 1.5
     for label, values, owners, sources in versions:

@@ -18,18 +18,22 @@ Nothing tells the model to split the work this way; training finds it, and
 :func:`head_roles` measures how clearly. Everything is seeded: the same seed gives the
 same weights, batches, losses and pictures.
 
-Tiny tensors are fastest on one thread (waking a second thread for each small
-operation costs more than it saves), so :func:`train` runs on one thread.
+The attention layers are whatever class the notebook passes in (the learner's own
+``MultiHeadAttention``); nothing here computes attention. Tiny tensors are fastest on
+one thread (waking a second thread for each small operation costs more than it saves),
+so :func:`train` runs on one thread. This module imports only the learner's side of
+``grader`` (``grader.learner``).
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from grader.learner.env import grading, one_thread
 
 LAYER_NAMES = ("encoder self-attention", "decoder cross-attention")
 
@@ -94,7 +98,7 @@ class TinyEncoderDecoder(nn.Module):
 def training_budget(full: int = 600, graded: int = 150) -> int:
     """Training steps: ``full`` normally, ``graded`` while nbgrader runs the notebook
     (``NBGRADER_EXECUTION`` is set), so that grading stays fast."""
-    return graded if os.environ.get("NBGRADER_EXECUTION") else full
+    return graded if grading() else full
 
 
 def build_model(attention_cls, task: BackwardsPlusMax, seed: int = 0, **sizes) -> TinyEncoderDecoder:
@@ -108,21 +112,19 @@ def train(model: TinyEncoderDecoder, task: BackwardsPlusMax, steps: int, seed: i
     Returns (the loss of every step, seconds taken)."""
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     losses, start = [], time.perf_counter()
     try:
         model.train()
-        for _ in range(steps):
-            src, tgt = task.batch(batch_size, generator)
-            logits, _ = model(src)
-            loss = F.cross_entropy(logits.reshape(-1, task.n_outputs), tgt.reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.item())
+        with one_thread():
+            for _ in range(steps):
+                src, tgt = task.batch(batch_size, generator)
+                logits, _ = model(src)
+                loss = F.cross_entropy(logits.reshape(-1, task.n_outputs), tgt.reshape(-1))
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                losses.append(loss.item())
     finally:
-        torch.set_num_threads(threads)
         model.eval()
     return losses, time.perf_counter() - start
 

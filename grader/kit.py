@@ -29,6 +29,7 @@ from .course import NOTEBOOKS, assignments
 from .learner import recording
 
 TEMPLATES = Path(__file__).with_name("kit_files")
+CHECKOUT = Path(__file__).resolve().parents[1]
 MANIFEST = "KIT.json"
 LEARNER_PACKAGE = ("grader/__init__.py", "grader/learner")
 COURSEWARE = "courseware"
@@ -49,14 +50,16 @@ def _python_files(top: Path) -> list[Path]:
 
 def kit_files(root: Path) -> dict[str, Path | str]:
     """Every file of the kit: its path in the kit -> the file it is copied from (a Path)
-    or its content (a str)."""
+    or its content (a str). The packages come from this checkout (the code that runs);
+    the notebooks and assets from the course at ``root``."""
     files: dict[str, Path | str] = {}
-    for part in LEARNER_PACKAGE:
-        for path in _python_files(root / part):
-            files[path.relative_to(root).as_posix()] = path
+    for part in (*LEARNER_PACKAGE, COURSEWARE):
+        found = _python_files(CHECKOUT / part) if (CHECKOUT / part).exists() else []
+        if not found:
+            raise KitError(f"{CHECKOUT / part} is missing: the learner's side of the package")
+        for path in found:
+            files[path.relative_to(CHECKOUT).as_posix()] = path
     files["grader/__main__.py"] = TEMPLATES / "__main__.py"
-    for path in _python_files(root / COURSEWARE):
-        files[path.relative_to(root).as_posix()] = path
     for path in sorted((root / "assets").glob("*")):
         if path.is_file() and not any(fnmatch.fnmatch(path.name, p) for p in NOT_FOR_STUDENTS):
             files[f"assets/{path.name}"] = path
@@ -72,7 +75,7 @@ def kit_files(root: Path) -> dict[str, Path | str]:
     files["Makefile"] = TEMPLATES / "Makefile"
     files["pyproject.toml"] = TEMPLATES / "pyproject.toml"
     files[".gitignore"] = TEMPLATES / "gitignore"
-    files["constraints.txt"] = root / "constraints.txt"
+    files["constraints.txt"] = CHECKOUT / "constraints.txt"
     return files
 
 

@@ -6,7 +6,7 @@ A :class:`Lesson` knows, from the notebooks alone, each answer cell, the honest 
 points, and the exercise those tests check. Every sample is a submitted notebook plus
 what grading must make of it: the points and status of every test, and phrases that
 must appear in its messages, repairs or incidents. Nothing here is written per lesson
-except which misconception goes where, and that comes from ``grader.exercises``.
+except which misconception goes where, and that comes from ``grader.lessons``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course import released_notebook, source_notebook
-from grader.exercises import load_all
+from grader.lessons import load_all
 
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION.*$")
 
@@ -373,11 +373,11 @@ print("ATTACK", json.dumps(_attempts, sort_keys=True))
 
 def attack_samples(lesson: Lesson, *, submitted: Path, gradebook: Path, out: Path, port: int) -> list[Sample]:
     """A submission that tries to destroy the class's work, then an honest classmate."""
-    import grader.checking
+    import grader.learner.engine
 
     classmate = submitted / "zz_after_attack" / lesson.name / lesson.filename
     attack = ATTACK.format(submitted=str(submitted), gradebook=str(gradebook), classmate=str(classmate),
-                           out=str(out), checker=grader.checking.__file__, port=port)
+                           out=str(out), checker=grader.learner.engine.__file__, port=port)
     first = list(lesson.answers)[0]
     nb = lesson.notebook({**lesson.answers, first: attack + "\n" + lesson.answers[first]})
     return [Sample("attacker", lesson.name, lesson.files(nb), lesson.expect()),

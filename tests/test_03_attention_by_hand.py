@@ -1,17 +1,40 @@
-"""grader.check on lesson 03: correct code written other ways passes, learner-like wrong
-code gets its diagnosis, and the WORKSHEET is graded step by step from typed numbers."""
+"""Lesson 03, attention by hand.
+
+* grader.check: correct code written other ways passes, learner-like wrong code gets its
+  diagnosis, and the WORKSHEET is graded step by step from typed numbers;
+* the references against independent oracles: integer NumPy products, Python's integer
+  floor division, float softmax, and the transpose relation between conventions;
+* the printable worksheet: the generators write non-blank PNG and PDF pages, the
+  committed assets are up to date, new_worksheet(seed) stays hand-friendly, and the
+  learner's side (courseware.worksheet) reviews practice answers with a key it is given.
+"""
+import importlib
 import math
+import subprocess
+import sys
 from fractions import Fraction
 
+import matplotlib.image as mpimg
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from conftest import ROOT
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
+from courseware import worksheet as sheet
+from courseware.worksheet import (HAND_LIMITS, STEPS, W_K, W_Q, W_V, X, new_worksheet,
+                                  published_worksheet)
 from grader import CheckFailed, check
-from grader.exercises.attention_by_hand import read_matrix, review_worksheet
-from grader.reference.by_hand import STEPS, new_worksheet, published_worksheet
-from grader.validation import as_fractions
+from grader import reference as ref
+from grader.learner.typed import read_matrix
+from grader.learner.validation import as_fractions
 
-KEY = published_worksheet().key
+LESSON = "grader.lessons.03_attention_by_hand"
+answer_key = importlib.import_module(f"{LESSON}.reference").answer_key
+assets = importlib.import_module(f"{LESSON}.assets")
+KEY = answer_key()
 
 
 def failure(name, value, hidden=False) -> str:
@@ -302,7 +325,8 @@ def test_an_error_carried_forward_points_at_its_source():
     K = KEY["K"].copy()
     K[1, 2] = 0  # typed -1 as 0
     message = failure("worksheet_scores", typed_worksheet(K=grid(K), scores=grid(K.T @ KEY["Q"])))
-    assert "follows correctly from your K" in message and "Fix K first" in message
+    assert "your K is not right yet: fix K first" in message
+    assert "check('worksheet_K', WORKSHEET) says where" in message
 
 
 def test_a_wrong_entry_after_a_wrong_parent_says_to_fix_the_parent_first():
@@ -336,11 +360,16 @@ def test_a_worksheet_that_is_not_a_dict_is_explained():
     assert "should be a dict" in failure("worksheet_Q", [1, 2])
 
 
-def test_a_transposed_step_is_diagnosed_from_the_learners_own_parents():
+def test_a_transposed_step_from_a_wrong_parent_says_to_fix_the_parent_first():
     K = KEY["K"].copy()
     K[1, 2] = 0
     message = failure("worksheet_scores", typed_worksheet(K=grid(K), scores=grid(KEY["Q"].T @ K)))
-    assert "transpose of Kᵀ Q" in message
+    assert "your K is not right yet: fix K first" in message
+
+
+def test_a_transposed_step_from_the_right_parents_is_diagnosed():
+    message = failure("worksheet_scores", typed_worksheet(scores=grid(KEY["Q"].T @ KEY["K"])))
+    assert "Diagnosis: your scores are the transpose of Kᵀ Q" in message
 
 
 def test_rounding_on_paper_is_diagnosed():
@@ -351,10 +380,429 @@ def test_rounding_on_paper_is_diagnosed():
 
 def test_practice_worksheets_are_reviewed_with_their_own_key():
     ws = new_worksheet(5)
-    answers = {step: grid(ws.key[step]) for step in STEPS}
+    key = answer_key(ws)
+    answers = {step: grid(key[step]) for step in STEPS}
     answers["Z"] = ""
-    reviews = review_worksheet(answers, ws, label="PRACTICE")
+    reviews = sheet.review_worksheet(answers, ws, key, label="PRACTICE")
     assert [r.status for r in reviews] == ["right"] * 6 + ["missing"]
     assert "PRACTICE['Z']" in reviews[-1].message
-    wrong = review_worksheet({step: grid(KEY[step]) for step in STEPS}, ws, label="PRACTICE")
+    published = {step: grid(KEY[step]) for step in STEPS}
+    wrong = sheet.review_worksheet(published, ws, key, label="PRACTICE")
     assert not all(r.right for r in wrong)
+
+
+def test_a_practice_review_points_at_the_parents_review_not_at_a_check():
+    ws = new_worksheet(5)
+    key = answer_key(ws)
+    answers = {step: grid(key[step]) for step in STEPS}
+    K = key["K"].copy()
+    K[0, 0] += 1
+    scores = key["scores"].copy()
+    scores[0, 0] += 5
+    answers.update(K=grid(K), scores=grid(scores))
+    review = sheet.review_worksheet(answers, ws, key, label="PRACTICE")[STEPS.index("scores")]
+    assert "fix K first (its review says where)" in review.message
+    assert "check(" not in review.message
+
+# ----------------------------------------------------------------- the references against oracles
+
+small = st.integers(-4, 4)
+dims = st.integers(1, 5)
+
+
+def all_fractions(M) -> bool:
+    return isinstance(M, np.ndarray) and M.dtype == object and all(isinstance(v, Fraction) for v in M.flat)
+
+
+def as_float(M) -> np.ndarray:
+    return np.asarray(M, dtype=object).astype(float)
+
+
+@st.composite
+def key_query_pairs(draw):
+    d, t_k, t_q = draw(dims), draw(dims), draw(dims)
+    K = draw(arrays(np.int64, (d, t_k), elements=small))
+    Q = draw(arrays(np.int64, (d, t_q), elements=small))
+    return K, Q
+
+
+@settings(max_examples=60, deadline=None)
+@given(pair=key_query_pairs())
+def test_key_query_scores_is_k_transposed_times_q(pair):
+    K, Q = pair
+    S = ref.key_query_scores(K, Q)
+    assert all_fractions(S)
+    np.testing.assert_array_equal(as_float(S), K.T @ Q)  # integers: exact in float64 too
+    i, j = K.shape[1] - 1, Q.shape[1] - 1
+    assert S[i, j] == sum(int(a) * int(b) for a, b in zip(K[:, i], Q[:, j]))  # k_i · q_j
+
+
+@settings(max_examples=60, deadline=None)
+@given(S=arrays(np.int64, st.tuples(dims, dims), elements=st.integers(-50, 50)))
+def test_floor_half_matches_integer_floor_division(S):
+    H = ref.floor_half(S)
+    assert all_fractions(H) and all(v.denominator == 1 for v in H.flat)
+    np.testing.assert_array_equal(as_float(H), S // 2)  # Python/NumPy // floors, also below 0
+
+
+@pytest.mark.parametrize("s, floor", [(-1, -1), (-3, -2), (-2, -1), (1, 0), (3, 1), (0, 0)])
+def test_floor_half_goes_down_for_negatives(s, floor):
+    assert ref.floor_half([[s]])[0, 0] == floor
+
+
+def test_floor_half_on_fractions_and_floats():
+    H = ref.floor_half([[Fraction(7, 3), Fraction(-5, 2)], [0.5, -0.5]])
+    assert H.tolist() == [[1, -2], [0, -1]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(S=arrays(np.int64, st.tuples(dims, dims), elements=st.integers(-6, 8)))
+def test_softmax3_columns_is_exact_and_matches_floats(S):
+    A = ref.softmax3_columns(S)
+    assert all_fractions(A)
+    assert all(sum(A[:, j]) == 1 for j in range(A.shape[1]))  # exactly 1
+    powers = 3.0 ** S
+    np.testing.assert_allclose(as_float(A), powers / powers.sum(axis=0), rtol=1e-12)
+    # Ratios inside a column are exact powers of 3.
+    if S.shape[0] > 1:
+        assert A[0, 0] / A[1, 0] == Fraction(3) ** int(S[0, 0] - S[1, 0])
+
+
+@st.composite
+def problems(draw):
+    d_in, T, d_k, d_v = draw(dims), draw(dims), draw(dims), draw(dims)
+    X_ = draw(arrays(np.int64, (d_in, T), elements=st.integers(0, 2)))
+    Ws = [draw(arrays(np.int64, (d, d_in), elements=st.integers(-1, 1))) for d in (d_k, d_k, d_v)]
+    return (X_, *Ws)
+
+
+def float_attention(X_, W_q, W_k, W_v):
+    """The worksheet in plain NumPy floats: an oracle written without Fractions."""
+    Q, K, V = W_q @ X_, W_k @ X_, W_v @ X_
+    scores = K.T @ Q
+    scaled = np.floor_divide(scores, 2)
+    powers = 3.0 ** scaled
+    A = powers / powers.sum(axis=0, keepdims=True)
+    return {"Q": Q, "K": K, "V": V, "scores": scores, "scaled": scaled, "A": A, "Z": V @ A}
+
+
+@settings(max_examples=40, deadline=None)
+@given(problem=problems())
+def test_attention_by_hand_matches_a_float_oracle(problem):
+    steps = ref.attention_by_hand(*problem)
+    assert list(steps) == list(STEPS)
+    oracle = float_attention(*problem)
+    for name in STEPS:
+        assert all_fractions(steps[name]), name
+        np.testing.assert_allclose(as_float(steps[name]), oracle[name], rtol=1e-12, atol=1e-12)
+    assert all(sum(steps["A"][:, j]) == 1 for j in range(steps["A"].shape[1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(problem=problems())
+def test_row_convention_is_the_transpose_of_the_column_convention(problem):
+    X_, *Ws = problem
+    columns = ref.attention_by_hand(X_, *Ws)
+    rows = ref.row_convention_attention(X_.T, *Ws)
+    for name in STEPS:
+        assert rows[name].shape == columns[name].T.shape
+        assert (rows[name] == columns[name].T).all(), name
+    assert all(sum(rows["A"][i]) == 1 for i in range(rows["A"].shape[0]))  # rows sum to 1
+
+
+def test_published_worksheet_is_hand_friendly():
+    assert X.shape == (6, 4) and W_Q.shape == W_K.shape == W_V.shape == (3, 6)
+    for M in (X, W_Q, W_K, W_V):
+        assert M.dtype.kind == "i" and np.abs(M).max() <= 1
+    key = KEY
+    scores = as_float(key["scores"])
+    assert (scores < 0).sum() == 1 and scores.min() == -1  # one negative score: floor(-1/2)
+    assert scores.max() <= 6 and (scores % 2 == 1).any()   # small, with odd ones
+    scaled = as_float(key["scaled"])
+    assert -1 <= scaled.min() and scaled.max() <= 3         # powers of 3 from 1/3 to 27
+    sums = [sum(Fraction(3) ** int(s) for s in key["scaled"][:, j]) for j in range(4)]
+    assert max(sums) <= 32
+    for name in STEPS:
+        assert max(v.denominator for v in key[name].flat) <= 32
+
+
+def test_published_worksheet_shows_every_misconception():
+    """Each mistake the lesson names changes some number on the published worksheet."""
+    key = KEY
+    scores = key["scores"]
+    assert not (scores == scores.T).all()                       # Qᵀ K differs from Kᵀ Q
+    halves = [s / 2 for s in scores.flat]
+    assert any(round(h) != math.floor(h) for h in halves)       # rounding differs
+    assert any(int(h) != math.floor(h) for h in halves)         # truncation differs
+    A = key["A"]
+    assert not (A == A.T).all()                                 # V Aᵀ differs from V A
+    rows = ref.softmax3_columns(key["scaled"].T).T
+    assert not (rows == A).all()                                # rows differ from columns
+
+
+@pytest.mark.parametrize(
+    "fn, args, message",
+    [
+        (ref.key_query_scores, (np.ones((3, 4)), np.ones((2, 4))), r"K of shape 3×4 and Q of shape 2×4"),
+        (ref.floor_half, ([[1.0, float("nan")]],), r"S must hold finite numbers, got nan"),
+        (ref.softmax3_columns, ([[Fraction(1, 2)]],), r"S must hold whole numbers, got 1/2"),
+        (ref.softmax3_columns, ([0, 1],), r"S must have 2 axes, got shape 2"),
+        (ref.attention_by_hand, (np.ones((6, 4)), np.ones((3, 5)), np.ones((3, 6)), np.ones((3, 6))),
+         r"W_Q has 5 columns \(shape 3×5\) but X has 6 rows \(shape 6×4\)"),
+        (ref.attention_by_hand, (np.ones((6, 4)), np.ones((3, 6)), np.ones((2, 6)), np.ones((3, 6))),
+         r"W_Q has 3 rows \(shape 3×6\) and W_K has 2"),
+        (ref.row_convention_attention, (np.ones((4, 5)), np.ones((3, 6)), np.ones((3, 6)), np.ones((3, 6))),
+         r"W_Q has 6 columns \(shape 3×6\) but X_rows has 5 columns \(shape 4×5\)"),
+        (ref.key_query_scores, ([[1, 2], [3]], [[1]]), r"K could not be read as an array"),
+        (ref.floor_half, ([["3"]],), r"S must hold numbers, got '3'"),
+    ],
+)
+def test_bad_input_raises_a_value_error_naming_the_argument(fn, args, message):
+    with pytest.raises(ValueError, match=message):
+        fn(*args)
+
+
+def test_inputs_are_not_changed():
+    S = np.array([[3, -1], [2, 5]])
+    before = S.copy()
+    ref.floor_half(S)
+    ref.softmax3_columns(S)
+    np.testing.assert_array_equal(S, before)
+
+# ----------------------------------------------------------------- the printable worksheet
+
+NAMES = [f"worksheet_{kind}.{ext}" for kind in ("blank", "key") for ext in ("png", "pdf")]
+
+
+def ink(png, below: float = 0.9) -> float:
+    """The share of pixels darker than ``below`` (0.9: anything not nearly white; 0.4:
+    text and lines, not the pale fills of the boxes)."""
+    image = mpimg.imread(png)[..., :3]
+    return float((image.min(axis=-1) < below).mean())
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    out = tmp_path_factory.mktemp("assets")
+    paths = sheet.write_blank(out) + assets.write_key(out)
+    return out, paths
+
+
+def test_the_generator_writes_blank_and_key_as_png_and_pdf(written):
+    out, paths = written
+    assert sorted(p.name for p in paths) == sorted(NAMES)
+    for path in paths:
+        assert path.exists() and path.stat().st_size > 10_000, path
+
+
+def test_the_pages_are_not_blank_and_the_key_has_more_ink(written):
+    out, _ = written
+    assert ink(out / "worksheet_blank.png") > 0.05, "the template looks empty"
+    blank, key = ink(out / "worksheet_blank.png", 0.4), ink(out / "worksheet_key.png", 0.4)
+    assert key > 1.1 * blank, "the answer key shows hardly more than the template"
+    height, width = mpimg.imread(out / "worksheet_key.png").shape[:2]
+    assert width > height  # landscape
+
+
+def test_the_pdfs_are_pdf_pages_with_drawing(written):
+    out, _ = written
+    for kind in ("blank", "key"):
+        data = (out / f"worksheet_{kind}.pdf").read_bytes()
+        assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF")
+        assert b"/Type /Page" in data and b"/Font" in data
+    assert (out / "worksheet_blank.pdf").read_bytes() != (out / "worksheet_key.pdf").read_bytes()
+
+
+def test_the_committed_assets_match_a_fresh_run(written):
+    """A stale asset (say, after the published matrices changed) fails here: run
+    `python -m courseware.worksheet` (the blank template) and
+    `python -m grader.lessons.03_attention_by_hand.assets` (the answer key)."""
+    out, _ = written
+    for kind in ("blank", "key"):
+        committed = ROOT / "assets" / f"worksheet_{kind}.png"
+        assert committed.exists(), f"{committed} is missing: see this test's docstring"
+        fresh = mpimg.imread(out / f"worksheet_{kind}.png")
+        old = mpimg.imread(committed)
+        assert fresh.shape == old.shape
+        assert np.abs(fresh - old).mean() < 0.01, f"{committed.name} is stale"
+        assert (ROOT / "assets" / f"worksheet_{kind}.pdf").exists()
+
+
+def test_the_command_lines_write_a_practice_worksheet(tmp_path):
+    for module in ("courseware.worksheet", f"{LESSON}.assets"):
+        result = subprocess.run([sys.executable, "-m", module, "--out", str(tmp_path), "--seed", "7"],
+                                capture_output=True, text=True, cwd=ROOT)
+        assert result.returncode == 0, result.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(n.replace("worksheet_", "worksheet_seed7_") for n in NAMES)
+    assert ink(tmp_path / "worksheet_seed7_key.png") > 0.05
+
+
+def test_the_learners_command_line_writes_no_answer_key(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "courseware.worksheet", "--out", str(tmp_path)],
+                            capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["worksheet_blank.pdf", "worksheet_blank.png"]
+
+
+def test_the_learners_side_holds_no_answer():
+    """courseware.worksheet imports only the learner's side, and computes no key itself."""
+    code = ("import sys, courseware.worksheet\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('grader.lessons', 'grader.reference'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
+    assert not hasattr(published_worksheet(), "key")
+
+
+def test_the_comparison_figures_draw(tmp_path):
+    fig = sheet.compare_attention(KEY["A"], sheet.exact_attention(KEY["scores"]))
+    fig.savefig(tmp_path / "compare.png")
+    plt.close(fig)
+    fig = sheet.weight_ratio_figure()
+    fig.savefig(tmp_path / "ratio.png")
+    plt.close(fig)
+    assert ink(tmp_path / "compare.png") > 0.05 and ink(tmp_path / "ratio.png") > 0.01
+
+
+def test_exact_attention_columns_are_softmax_of_scores_over_root_3():
+    S = np.array([[0.0, 2.0], [3.0, -1.0]])
+    A = sheet.exact_attention(S)
+    np.testing.assert_allclose(A.sum(axis=0), 1.0)
+    assert np.isclose(A[1, 0] / A[0, 0], np.exp(3 / np.sqrt(3)))
+
+
+def test_review_answers_counts_the_right_steps(capsys):
+    ws = new_worksheet(3)
+    answers = sheet.blank_answers()
+    answers["Q"] = answer_key(ws)["Q"].tolist()
+    answers["K"] = "1 2 3"
+    assert sheet.review_answers(answers, ws, ref.attention_by_hand) == 1
+    out = capsys.readouterr().out
+    assert "✓ Q" in out and "✗ K" in out and "· V: not filled in yet" in out
+
+
+def attention_not_written(X, W_Q, W_K, W_V):
+    X = as_fractions(X, "X")
+    raise NotImplementedError()
+
+
+def test_without_attention_by_hand_there_is_no_key_and_it_says_so(capsys):
+    ws = new_worksheet(3)
+    assert sheet.answer_key(attention_not_written, ws) is None
+    assert "attention_by_hand is not written yet" in capsys.readouterr().out
+    assert sheet.review_answers(sheet.blank_answers(), ws, attention_not_written) == 0
+    out = capsys.readouterr().out
+    assert "not written yet" in out and "steps right" not in out
+
+
+def test_a_key_with_a_missing_step_is_refused(capsys):
+    def without_z(*args):
+        steps = ref.attention_by_hand(*args)
+        del steps["Z"]
+        return steps
+
+    assert sheet.answer_key(without_z) is None
+    assert "returned no Z" in capsys.readouterr().out
+
+    def z_flattened(*args):
+        steps = ref.attention_by_hand(*args)
+        steps["Z"] = steps["Z"].ravel()
+        return steps
+
+    assert sheet.answer_key(z_flattened) is None
+    assert "returned Z not as a matrix" in capsys.readouterr().out
+
+
+def test_the_answer_key_is_the_learners_function_on_the_given_matrices():
+    key = sheet.answer_key(ref.attention_by_hand, new_worksheet(4))
+    fresh = answer_key(new_worksheet(4))
+    assert list(key) == list(STEPS) and all((key[s] == fresh[s]).all() for s in STEPS)
+
+
+def test_the_guide_says_what_each_entry_is_made_of_without_holding_the_key():
+    from grader.learner.typed import story
+
+    notes = sheet.guide(published_worksheet())
+    assert list(notes) == list(STEPS)
+    assert notes["Z"]["parents"] == ["V", "A"]
+    assert notes["A"]["ancestors"] == ["K", "Q", "scores", "scaled"] and notes["A"]["columns_sum_to_one"]
+    assert "columns_sum_to_one" not in notes["Z"]
+    assert np.shape(notes["scores"]["stories"]) == (4, 4)
+    template = notes["scores"]["stories"][1][2]
+    assert template.startswith("Row 2 of Kᵀ Q uses k₂ = {K:col:1}")
+    # The numbers come from the learner's own (right) steps when the review shows it.
+    told = story(template, {"K": KEY["K"], "Q": KEY["Q"]})
+    assert told.startswith("Row 2 of Kᵀ Q uses k₂ = (2, 1, 1)")
+    assert story(template, {"Q": KEY["Q"]}) is None  # K not typed: no numbers to show
+    # Nothing of the key is in the guide: no step's matrix appears in any sentence.
+    text = str(notes)
+    for step in ("scores", "scaled", "A", "Z"):
+        assert sheet._vec(KEY[step][:, 0]) not in text, step
+
+
+# ----------------------------------------------------------------- new_worksheet(seed)
+
+SEEDS = range(300)
+
+
+@pytest.fixture(scope="module")
+def practice():
+    return [new_worksheet(seed) for seed in SEEDS]
+
+
+@pytest.fixture(scope="module")
+def keys(practice):
+    return [answer_key(ws) for ws in practice]
+
+
+def test_new_worksheets_have_the_published_shapes(practice):
+    for ws in practice:
+        assert ws.X.shape == (6, 4)
+        assert ws.W_Q.shape == ws.W_K.shape == ws.W_V.shape == (3, 6)
+
+
+def test_new_worksheets_use_small_integers(practice, keys):
+    for ws, key in zip(practice, keys):
+        assert set(np.unique(ws.X)) <= {0, 1}
+        for W in (ws.W_Q, ws.W_K, ws.W_V):
+            assert W.dtype.kind == "i" and set(np.unique(W)) <= {-1, 0, 1}
+        lo, hi = HAND_LIMITS["QKV"]
+        for step in ("Q", "K", "V"):
+            assert all(lo <= v <= hi and v.denominator == 1 for v in key[step].flat), (ws.seed, step)
+
+
+def test_new_worksheets_keep_the_powers_of_3_bounded(practice, keys):
+    for ws, key in zip(practice, keys):
+        scores = np.array(key["scores"].tolist(), dtype=float)
+        lo, hi = HAND_LIMITS["scores"]
+        assert lo <= scores.min() and scores.max() <= hi
+        assert (scores < 0).sum() <= HAND_LIMITS["negative_scores"]
+        powers = [Fraction(3) ** int(s) for s in key["scaled"].flat]
+        assert Fraction(1, 3) <= min(powers) and max(powers) <= 81, ws.seed
+        for j in range(4):
+            column = [Fraction(3) ** int(s) for s in key["scaled"][:, j]]
+            assert sum(column) <= HAND_LIMITS["column_sum"]
+            assert len(set(column)) >= 2  # never uniform: something to see in every column
+        assert all(v.denominator <= 3 * 120 for v in key["A"].flat)
+
+
+def test_new_worksheets_answer_keys_match_a_float_oracle(practice, keys):
+    for ws, key in zip(practice[:40], keys):
+        oracle = float_attention(*ws.given)
+        for s in STEPS:
+            np.testing.assert_allclose(as_float(key[s]), oracle[s], rtol=1e-12, atol=1e-12)
+
+
+def test_new_worksheets_are_reproducible_and_varied(practice, keys):
+    again = new_worksheet(17)
+    assert (again.X == practice[17].X).all() and (again.W_V == practice[17].W_V).all()
+    distinct = {(ws.X.tobytes(), ws.W_Q.tobytes(), ws.W_K.tobytes(), ws.W_V.tobytes()) for ws in practice}
+    assert len(distinct) == len(practice)
+    assert any((key["scores"] < 0).any() for key in keys)  # negatives do come up
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_new_worksheet_rejects_bad_seeds(seed):
+    with pytest.raises(ValueError, match="seed must be a non-negative whole number"):
+        new_worksheet(seed)

@@ -112,9 +112,9 @@ def corpus(tmp_path_factory) -> Corpus:
     listener.bind(("127.0.0.1", 0))
     listener.listen()
     listener.setblocking(False)
-    import grader.checking
+    import grader.learner.engine
 
-    checker = Path(grader.checking.__file__)
+    checker = Path(grader.learner.engine.__file__)
     paths = {"submitted": c.submitted["a"], "gradebook": c.gradebook, "out": c.out["a"],
              "port": listener.getsockname()[1]}
     c.samples = {("a", s.student, s.assignment): s for s in batch_a(paths)}
@@ -241,7 +241,7 @@ def test_feedback_never_shows_hidden_tests(corpus):
 def test_no_submission_changes_another_ones_result(corpus):
     for batch in "ab":
         assert corpus.before[batch] == corpus.after[batch], "a submission file changed"
-    assert corpus.checker_unchanged, "grader/checking.py was changed by student code"
+    assert corpus.checker_unchanged, "grader/learner/engine.py was changed by student code"
     assert not corpus.phoned_home
     # The same honest notebook graded next to a memory bomb and a loop, and next to the
     # attacker and the damaged ones, gets the same result, message for message.
@@ -272,7 +272,7 @@ def test_the_attack_was_attempted_and_blocked(corpus):
 
 
 def test_every_misconception_of_the_lesson_is_in_the_corpus():
-    from grader.exercises import load_all
+    from grader.lessons import load_all
 
     lesson = LESSONS[LESSON]
     wanted = sum(len(load_all()[ex].misconceptions) for ex in lesson.exercise.values())

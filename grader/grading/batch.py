@@ -139,7 +139,7 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     """Stop at once: cancel what has not started and end the workers (their kernels die
     with them)."""
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in list(getattr(pool, "_processes", {}).values()):
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
         process.terminate()
 
 

@@ -48,11 +48,10 @@ class Session:
     def __init__(self, kernel, index: int, deadline: float):
         self.kernel, self.index, self.deadline = kernel, index, deadline
 
-    def ask(self, request: dict) -> dict | None:
-        """Send ``request``; the decoded reply, or None if the kernel sent none that can
-        be read. Raises :class:`BridgeIncident` if the kernel did not finish."""
-        run, reply = self.kernel.request(request_code(json.dumps(request)), self.index,
-                                         self.deadline, MIME)
+    def ask(self, request: str) -> dict | None:
+        """Send ``request`` (JSON); the decoded reply, or None if the kernel sent none that
+        can be read. Raises :class:`BridgeIncident` if the kernel did not finish."""
+        run, reply = self.kernel.request(request_code(request), self.index, self.deadline, MIME)
         if run.status not in ("ok", "error"):
             raise BridgeIncident(run)
         if run.status == "error" and reply is None:
@@ -68,29 +67,48 @@ class Session:
         return value if isinstance(value, dict) else {"unreadable": "not a reply"}
 
 
+def _key(case: Case) -> str:
+    """The case as the kernel receives it (JSON), kept on the case: the expectations, and
+    so their cases, live as long as the grading process."""
+    key = case.__dict__.get("_kernel_json")
+    if key is None:
+        key = case.__dict__["_kernel_json"] = codec.dumps(case.for_kernel())
+    return key
+
+
 class RemoteSubject:
     """A learner's function or class in their kernel, judged from here (see
     ``grader.learner.engine.Subject``). Shortcuts are read from the submission's source,
     compiled here and never run, together with what the kernel reports of the live
     function (which can only add findings: a kernel that hides them changes nothing)."""
 
-    def __init__(self, session: Session, target: str, info, scope: SourceScope):
+    def __init__(self, session: Session, target: str, info, scope: SourceScope,
+                 prefetch: list[Case] = ()):
         self.session, self.target, self.scope = session, target, scope
         self.driver, self.name, self.rules = info.driver, info.name, info.rules
+        self.prefetch = list(prefetch)  # every case the check will ask for: one request
         self._probe: dict | None = None
+        self._outcomes: dict[str, Outcome] = {}
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
-        request = {"target": self.target, "driver": self.driver,
-                   "rules": rules.to_data() if rules else None,
-                   "cases": [codec.encode(c.for_kernel()) for c in cases]}
+        head = json.dumps({"target": self.target, "driver": self.driver,
+                           "rules": rules.to_data() if rules else None})
+        request = f'{head[:-1]}, "cases": [{", ".join(_key(c) for c in cases)}]}}'
         return self.session.ask(request) or {"unreadable": "the kernel sent back no reply"}
 
     def probe(self) -> dict:
-        """What the kernel says of the answer: whether it exists, its type, and what its
-        live code uses (one request, whatever is asked first)."""
+        """What the kernel says of the answer (whether it exists, its type, what its live
+        code uses) and its outcomes on every case the check will need, in one request."""
         if self._probe is None:
-            self._probe = self._ask([], self.rules)
+            self._probe = self._ask(self.prefetch, self.rules)
+            self._keep(self.prefetch, self._probe)
         return self._probe
+
+    def _keep(self, cases: list[Case], reply: dict) -> None:
+        outcomes = reply.get("outcomes")
+        if isinstance(outcomes, list) and len(outcomes) == len(cases):
+            for case, outcome in zip(cases, outcomes):
+                self._outcomes[_key(case)] = Outcome.from_data(outcome)
 
     def problem(self) -> str:
         reply = self.probe()
@@ -116,10 +134,12 @@ class RemoteSubject:
     def run(self, cases: list[Case]) -> list[Outcome]:
         if not cases:
             return []
-        reply = self._ask(cases)
-        outcomes = reply.get("outcomes")
-        if isinstance(outcomes, list) and len(outcomes) == len(cases):
-            return [Outcome.from_data(o) for o in outcomes]
+        self.probe()
+        todo = [c for c in cases if _key(c) not in self._outcomes]
+        reply = self._ask(todo) if todo else {}
+        self._keep(todo, reply)
+        if all(_key(c) in self._outcomes for c in cases):
+            return [self._outcomes[_key(c)] for c in cases]
         if "too_large" in reply:
             why = ErrorInfo("ReplyTooLarge", f"your answer sent back too much data: {reply['too_large']}")
         elif "missing" in reply:

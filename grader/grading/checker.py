@@ -114,9 +114,10 @@ class Checker:
     def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]) -> Verdict:
         scope = self.reader.scope()
         for call in calls:
-            subject = None
-            for exp, twin in verdicts_for(call):
-                subject = subject or RemoteSubject(session, call.target, exp.info, scope)
+            judged = verdicts_for(call)
+            wanted = [c for exp, _ in judged for c in exp.cases + [b.case for b in exp.info.bad_inputs]]
+            subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted)
+            for exp, twin in judged:
                 verdict = judge(exp, subject)
                 if not verdict.passed:
                     message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \

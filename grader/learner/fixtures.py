@@ -12,6 +12,8 @@ who reads this file.
   and no forward, for the exercises that work from a module's weights;
 * ``torch_mha``: ``nn.MultiheadAttention`` with given weights;
 * ``toy_lm``: a small language model built from torch's own layers, for ``train``.
+* ``add_first_task``: lesson 06's toy task (``courseware.ablation.AddFirstTask``), for
+  ``train``.
 """
 from __future__ import annotations
 
@@ -231,11 +233,18 @@ def _toy_lm(sizes: dict, state: dict):
     return model
 
 
+def _add_first_task(vocab_size: int, seq_len: int, batch_size: int):
+    from courseware.ablation import AddFirstTask
+
+    return AddFirstTask(vocab_size, seq_len, batch_size)
+
+
 FACTORIES = {
     "attend": Attend,
     "heads": _heads,
     "torch_mha": _torch_mha,
     "toy_lm": _toy_lm,
+    "add_first_task": _add_first_task,
 }
 
 

@@ -2,13 +2,16 @@
 
 The learner types numbers worked out on paper, as text (one row per line, fractions like
 ``3/4``) or as nested lists. The review of one step needs only data, all of it recorded
-by the grader: the answer key, what each catalogued mistake gives from the key, which
-steps a step is computed from, and for each entry a sentence saying what it is made of.
-It tells whether the step is right, which known mistake it matches, which earlier step to
-fix first, or which entry is the first wrong one and what it is made of.
+by the grader, and none of it an answer: the key *sealed* (each entry as a salted hash,
+:func:`seal_key`), what each catalogued mistake gives from the key (sealed the same way),
+which steps a step is computed from, and for each entry a sentence saying what it is made
+of, whose numbers come from the learner's own earlier steps. It tells whether the step is
+right, which known mistake it matches, which earlier step to fix first, or which entry is
+the first wrong one and what it is made of.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from dataclasses import dataclass
@@ -129,15 +132,90 @@ def same(a, b) -> bool:
     return a.shape == b.shape and all(Fraction(x) == Fraction(y) for x, y in zip(a.flat, b.flat))
 
 
-def _close(a, b, atol: float = 0.006) -> bool:
-    """Equal up to the two decimals a learner would type (for decimal variants)."""
-    a, b = np.asarray(a), np.asarray(b)
-    return a.shape == b.shape and bool(np.all(np.abs(a.astype(float) - b.astype(float)) <= atol))
-
-
 def shape_words(shape) -> str:
     rows, cols = shape
     return f"{rows} row{'s' * (rows != 1)} of {cols} number{'s' * (cols != 1)}"
+
+
+# ----------------------------------------------------------------------------- a sealed key
+
+DENOMINATORS = 4096  # how far a decimal is searched for the fraction it rounds
+
+
+def _hash(*parts) -> str:
+    return hashlib.sha256("|".join(map(str, parts)).encode("utf-8")).hexdigest()[:24]
+
+
+def _exact_text(M) -> str:
+    M = np.asarray(M, dtype=object)
+    return f"{M.shape}:" + ";".join(_fmt(x) for x in M.flat)
+
+
+def _rounded_text(M) -> str:
+    M = np.asarray(M, dtype=object)
+    return f"{M.shape}:" + ";".join(f"{round(float(x), 2):.2f}" for x in M.flat)
+
+
+def seal_key(key: dict, salt: str) -> dict:
+    """An answer key as data that holds no answer: each step's shape, and a salted hash of
+    each entry (enough to say whether a typed entry is right, not what it should be)."""
+    steps = {}
+    for step, M in key.items():
+        M = np.asarray(M, dtype=object)
+        steps[step] = {"shape": list(M.shape),
+                       "entries": [[_hash(salt, step, i, j, _fmt(M[i, j])) for j in range(M.shape[1])]
+                                   for i in range(M.shape[0])]}
+    return {"salt": salt, "steps": steps}
+
+
+def seal_variant(M, salt: str, close: bool) -> dict:
+    """What a catalogued mistake gives, as a hash of the whole matrix (of its values to two
+    decimals when ``close``: the learner types decimals then)."""
+    text = _rounded_text(M) if close else _exact_text(M)
+    return {"shape": list(np.shape(M)), "hash": _hash(salt, "close" if close else "exact", text)}
+
+
+class SealedKey:
+    """The questions a review asks of a key, answered from :func:`seal_key`'s data."""
+
+    def __init__(self, data: dict):
+        self.salt, self.steps = data["salt"], data["steps"]
+
+    def names(self) -> list[str]:
+        return list(self.steps)
+
+    def shape(self, step: str) -> tuple:
+        return tuple(self.steps[step]["shape"])
+
+    def size(self, step: str) -> int:
+        rows, cols = self.shape(step)
+        return rows * cols
+
+    def entry(self, step: str, i: int, j: int, value) -> bool:
+        return self.steps[step]["entries"][i][j] == _hash(self.salt, step, i, j, _fmt(value))
+
+    def same(self, step: str, M) -> bool:
+        M = np.asarray(M, dtype=object)
+        return M.shape == self.shape(step) and all(
+            self.entry(step, i, j, M[i, j]) for i, j in np.ndindex(M.shape))
+
+    def near(self, step: str, i: int, j: int, x: float, atol: float = 5e-3) -> bool:
+        """Whether ``x`` (a decimal) is within ``atol`` of the right entry: tries every
+        fraction near ``x`` with a denominator up to DENOMINATORS."""
+        tried = set()
+        for q in range(1, DENOMINATORS + 1):
+            for p in (math.floor(x * q), math.ceil(x * q)):
+                f = Fraction(p, q)
+                if abs(float(f) - x) < atol and f not in tried:
+                    tried.add(f)
+                    if self.entry(step, i, j, f):
+                        return True
+        return False
+
+    def matches(self, M, variant: dict, close: bool) -> bool:
+        text = _rounded_text(M) if close else _exact_text(M)
+        return list(np.shape(M)) == list(variant["shape"]) and \
+            variant["hash"] == _hash(self.salt, "close" if close else "exact", text)
 
 
 @dataclass
@@ -151,81 +229,112 @@ class StepReview:
         return self.status == "right"
 
 
-def review_step(step: str, answers, key: dict, guide: dict, mistakes=(),
+PLACE = re.compile(r"\{(\w+):(row|col|at):(\d+)(?::(\d+))?\}")
+
+
+def story(template: str, values: dict) -> str | None:
+    """A guide's sentence with its placeholders (``{K:col:0}``, ``{scores:at:1:2}``)
+    filled from the learner's own steps, or None if one of those steps is not there."""
+    def fill(m):
+        step, kind, a, b = m.group(1), m.group(2), int(m.group(3)), m.group(4)
+        if step not in values:
+            raise KeyError(step)
+        M = values[step]
+        if kind == "at":
+            return _fmt(M[a, int(b)])
+        vec = M[a] if kind == "row" else M[:, a]
+        return "(" + ", ".join(_fmt(x) for x in vec) + ")"
+
+    try:
+        return PLACE.sub(fill, template)
+    except (KeyError, IndexError):
+        return None
+
+
+def review_step(step: str, answers, key: SealedKey, guide: dict, mistakes=(),
                 label: str = "WORKSHEET") -> StepReview:
     """Read ``answers[step]`` and say whether it is right, and if not, why.
 
-    ``key`` holds every step's right matrix. ``guide`` describes the step: ``what`` it
-    is, its ``parents`` (the steps it is computed from directly) and ``ancestors`` (all
-    of them), ``shape_words`` (why it has its shape) and ``stories`` (for each entry,
-    what it is made of). ``mistakes`` are ``(message, [wrong matrices], close)``: what
-    each catalogued mistake gives from the key (compared to two decimals when ``close``).
+    ``key`` is the sealed answer key. ``guide`` describes the step: ``what`` it is, its
+    ``parents`` (the steps it is computed from), ``shape_words`` (why it has its shape)
+    and ``stories`` (for each entry, what it is made of: text whose placeholders are
+    filled from the learner's own parent steps, shown only once those are right).
+    ``mistakes`` are ``(message, [sealed variants], close)``: what each catalogued
+    mistake gives from the key (to two decimals when ``close``).
     """
     where = f"{label}[{step!r}]"
-    expected = np.asarray(key[step], dtype=object)
+    shape = key.shape(step)
     if not isinstance(answers, dict):
         return StepReview(step, "unreadable",
-                          f"{label} should be a dict with the keys {', '.join(map(repr, key))}, "
+                          f"{label} should be a dict with the keys {', '.join(map(repr, key.names()))}, "
                           f"but it is a {type(answers).__name__}.")
     try:
         mine, typed = read_typed(answers.get(step), where)
     except NotFilledIn:
         return StepReview(step, "missing", (
-            f"replace the placeholder in {where} with the {shape_words(expected.shape)} "
+            f"replace the placeholder in {where} with the {shape_words(shape)} "
             f"you worked out on paper for {guide['what']}."))
     except Unreadable as exc:
         return StepReview(step, "unreadable", f"{exc}.")
-    if same(mine, expected):
-        return StepReview(step, "right", f"all {expected.size} entries of {where} are right.")
+    if key.same(step, mine):
+        return StepReview(step, "right", f"all {key.size(step)} entries of {where} are right.")
 
     for message, variants, close in mistakes:
-        for wrong in variants:
-            if (_close if close else same)(mine, wrong) and not same(wrong, expected):
-                return StepReview(step, "wrong", f"{where} is not right yet.\nDiagnosis: {message}")
+        if any(key.matches(mine, variant, close) for variant in variants):
+            return StepReview(step, "wrong", f"{where} is not right yet.\nDiagnosis: {message}")
 
-    if mine.shape != expected.shape:
+    if mine.shape != shape:
         return StepReview(step, "wrong", (
             f"{where} has {shape_words(mine.shape)}, but {step} has "
-            f"{shape_words(expected.shape)}: {guide['shape_words']}."))
+            f"{shape_words(shape)}: {guide['shape_words']}."))
 
-    decimals = [(i, j) for i, j in np.ndindex(mine.shape) if _is_decimal(typed[i, j])]
-    near = all(abs(float(mine[idx]) - float(expected[idx])) < 5e-3 for idx in np.ndindex(mine.shape))
-    if decimals and near:
-        i, j = decimals[0]
+    def right(idx) -> bool:
+        return key.entry(step, *idx, mine[idx])
+
+    def rounded(idx) -> bool:
+        return _is_decimal(typed[idx]) and key.near(step, *idx, float(mine[idx]))
+
+    unequal = [idx for idx in np.ndindex(shape) if not right(idx)]
+    rounded_right = [idx for idx in unequal if rounded(idx)]
+    if rounded_right and len(rounded_right) == len(unequal):
+        i, j = rounded_right[0]
         return StepReview(step, "wrong", (
             f"{where} has the right numbers, rounded to decimals (row {i + 1}, column {j + 1} "
             f"is {typed[i, j]}, for example). The worksheet is exact: write each one as a "
             f"fraction, like 3/16, and keep whole numbers whole."))
 
     theirs = _learner_values(answers, guide["parents"], key, label)
-    wrong_parents = [p for p in guide["parents"] if p in theirs and not same(theirs[p], key[p])]
-
-    def rounded(idx) -> bool:
-        return _is_decimal(typed[idx]) and abs(float(mine[idx]) - float(expected[idx])) < 5e-3
-
-    unequal = [idx for idx in np.ndindex(expected.shape) if mine[idx] != expected[idx]]
-    bad = [idx for idx in unequal if not rounded(idx)]
+    wrong_parents = [p for p in guide["parents"] if p in theirs and not key.same(p, theirs[p])]
+    bad = [idx for idx in unequal if idx not in rounded_right]
     decimal_note = ""
-    if len(bad) < len(unequal):
-        n = len(unequal) - len(bad)
+    if rounded_right:
+        n = len(rounded_right)
         them = "it as an exact fraction" if n == 1 else "those as exact fractions"
         decimal_note = (f" ({n} more {'is a decimal' if n == 1 else 'are decimals'} close to the "
                         f"right value: write {them} too)")
     i, j = bad[0]
     lines = [
-        f"{where} is not right yet: {len(bad)} of {expected.size} entries "
+        f"{where} is not right yet: {len(bad)} of {key.size(step)} entries "
         f"{'is' if len(bad) == 1 else 'are'} wrong{decimal_note}.",
         f"The first, reading row by row, is row {i + 1}, column {j + 1}, where you have "
         f"{typed[i, j]}.",
     ]
     if wrong_parents:
         names = " and ".join(wrong_parents)
+        # Only the graded WORKSHEET has a check per step; a practice review shows them all.
+        says_where = (f"check('worksheet_{wrong_parents[0]}', {label}) says where"
+                      if label == "WORKSHEET" else "its review says where")
         lines.append(f"{step} depends on {names}, and your {names} "
                      f"{'is' if len(wrong_parents) == 1 else 'are'} not right yet: fix "
-                     f"{wrong_parents[0]} first (check('worksheet_{wrong_parents[0]}', {label}) "
-                     f"says where), then redo this step with the corrected numbers.")
+                     f"{wrong_parents[0]} first ({says_where}), then redo this step with the "
+                     f"corrected numbers.")
     else:
-        lines.append(guide["stories"][i][j])
+        told = story(guide["stories"][i][j], theirs)
+        if told is None:
+            missing = " and ".join(p for p in guide["parents"] if p not in theirs)
+            told = (f"It is made from {missing}: fill in {missing} (right) and this message "
+                    f"shows the numbers this entry uses.")
+        lines.append(told)
     if guide.get("columns_sum_to_one"):
         column_sum = sum(mine[:, j], Fraction(0))
         if column_sum != 1:
@@ -236,7 +345,7 @@ def review_step(step: str, answers, key: dict, guide: dict, mistakes=(),
     return StepReview(step, "wrong", "\n".join(lines))
 
 
-def _learner_values(answers: dict, steps, key: dict, label: str) -> dict:
+def _learner_values(answers: dict, steps, key: SealedKey, label: str) -> dict:
     """The learner's readable steps with the right shape (others are left out)."""
     values = {}
     for s in steps:
@@ -244,7 +353,7 @@ def _learner_values(answers: dict, steps, key: dict, label: str) -> dict:
             M = read_matrix(answers.get(s), f"{label}[{s!r}]")
         except (NotFilledIn, Unreadable):
             continue
-        if M.shape == np.shape(key[s]):
+        if M.shape == key.shape(s):
             values[s] = M
     return values
 
@@ -252,7 +361,7 @@ def _learner_values(answers: dict, steps, key: dict, label: str) -> dict:
 def judge_value(exp, subject):
     """The verdict on a typed answer (the engine hands over exercises whose driver is
     ``value``): one step, from the recorded key, guide and mistakes."""
-    from .engine import Verdict
+    from .cases import Verdict
 
     case = exp.cases[0]
     name = exp.info.name
@@ -262,7 +371,7 @@ def judge_value(exp, subject):
                        f"{outcome.error.message}")
     mistakes = [(m.message, m.outcomes[0].value["variants"], m.outcomes[0].value["close"])
                 for m in exp.mistakes]
-    review = review_step(case.meta["step"], outcome.value, exp.expected[0].value,
+    review = review_step(case.meta["step"], outcome.value, SealedKey(exp.expected[0].value),
                          case.meta["guide"], mistakes, case.meta.get("label", "WORKSHEET"))
     if review.status == "right":
         return Verdict(True, f"✓ {name}: {review.message}")

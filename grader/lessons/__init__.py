@@ -67,6 +67,9 @@ class Exercise:
     driver: dict = field(default_factory=lambda: {"kind": "call"})
     compare: dict = field(default_factory=lambda: {"kind": "default"})
     seed: int = 0
+    # What the reference's outcome becomes in the expectations, when the outcome itself is
+    # the answer (a typed answer's key, which is recorded sealed).
+    record: Callable | None = None
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
@@ -197,6 +200,8 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
         if outcome.error is not None:
             raise RuntimeError(f"the reference of {name} raised {outcome.error.type} on a case "
                                f"({case.note}): {outcome.error.message}")
+        if ex.record is not None:
+            outcome.value = ex.record(outcome.value)
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(agent.run, m.impl, ex.driver, cases))
                 for m in ex.misconceptions]
     return Expectations(ex.info(), hidden, cases, expected, mistakes)

@@ -9,19 +9,18 @@ The cases are chosen so that every misconception in the catalogue shows itself:
   of the output show up in the shapes;
 * "large scores" cases of several hundreds, where ``exp`` without subtracting the
   maximum overflows to ``inf / inf = nan``.
+
+Every catalogued mistake is a core of ``reference.py`` with one knob set wrong.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from .. import reference as ref
-from ..compare import FLOAT64, difference
-from ..shortcuts import Rules
-from ..validation import as_array
-from . import BadInput, Case, Exercise, Misconception, register
-from .cases import normal, small_ints, with_variants
+from ...learner.shortcuts import Rules
+from .. import BadInput, Case, Exercise, Misconception, knob, register
+from ..cases import normal, small_ints, with_variants
+from ..messages import scaled_by_sqrt_d_model, softmax_over_queries
+from . import reference as ref
 
 # ----------------------------------------------------------------------------- rules
 
@@ -39,46 +38,23 @@ LIBRARY_SOFTMAX = {
     "softmax": "a library softmax (scipy.special.softmax, torch.softmax, ...)",
     "log_softmax": "a library log_softmax",
 }
-
-
-class _LoadedObjects:
-    """Library functions to catch under any alias, found only in libraries that are
-    already imported: a learner's function can only refer to what their kernel loaded,
-    and the check should not pay for importing torch itself."""
-
-    def __init__(self, paths: list[tuple[str, str]]):
-        self.paths = paths
-
-    def __iter__(self):
-        for module_name, attr_path in self.paths:
-            module = sys.modules.get(module_name)
-            if module is None:
-                continue
-            value = module
-            for part in attr_path.split("."):
-                value = getattr(value, part, None)
-                if value is None:
-                    break
-            if value is not None:
-                yield value
-
-
-ATTENTION_OBJECTS = _LoadedObjects([
-    ("torch.nn.functional", "scaled_dot_product_attention"),
-    ("torch.nn.functional", "multi_head_attention_forward"),
-    ("torch", "nn.MultiheadAttention"),
-    ("torch", "_C._nn.scaled_dot_product_attention"),
-    ("torch", "ops.aten.scaled_dot_product_attention"),
-])
-SOFTMAX_OBJECTS = _LoadedObjects([
-    ("scipy.special", "softmax"),
-    ("scipy.special", "log_softmax"),
-    ("torch", "softmax"),
-    ("torch", "log_softmax"),
-    ("torch.nn.functional", "softmax"),
-    ("torch.nn.functional", "log_softmax"),
-    ("torch", "special.softmax"),
-])
+# Caught under any alias, in whatever libraries the learner's kernel has imported.
+ATTENTION_OBJECTS = (
+    "torch.nn.functional.scaled_dot_product_attention",
+    "torch.nn.functional.multi_head_attention_forward",
+    "torch.nn.MultiheadAttention",
+    "torch._C._nn.scaled_dot_product_attention",
+    "torch.ops.aten.scaled_dot_product_attention",
+)
+SOFTMAX_OBJECTS = (
+    "scipy.special.softmax",
+    "scipy.special.log_softmax",
+    "torch.softmax",
+    "torch.log_softmax",
+    "torch.nn.functional.softmax",
+    "torch.nn.functional.log_softmax",
+    "torch.special.softmax",
+)
 MATRIX_PRODUCTS = {
     "matmul": "np.matmul",
     "einsum": "np.einsum",
@@ -115,23 +91,6 @@ VARIANCE_RULES = Rules(
 )
 
 
-# ----------------------------------------------------------------------------- helpers
-# The misconceptions below are written the way a learner would write them. They use
-# these plain helpers rather than the reference, whose names the shortcut scan forbids.
-
-def _exp_normalise(x, axis):
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _keys_t(K):
-    return np.swapaxes(K, -1, -2)
-
-
-def _qkv(Q, K, V):
-    return as_array(Q, "Q", min_ndim=2), as_array(K, "K", min_ndim=2), as_array(V, "V", min_ndim=2)
-
-
 # ----------------------------------------------------------------------------- softmax
 
 def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -161,38 +120,6 @@ def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return with_variants(cases, hidden)
 
 
-def _softmax_unstable(x, axis=-1):
-    x = as_array(x, "x", min_ndim=1)
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(x)
-        return e / e.sum(axis=axis, keepdims=True)
-
-
-def _softmax_global_max(x, axis=-1):
-    """Subtracts the largest entry of the whole array, not of each slice."""
-    x = as_array(x, "x", min_ndim=1)
-    with np.errstate(under="ignore", invalid="ignore"):
-        e = np.exp(x - np.max(x))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
-def _softmax_last_axis_always(x, axis=-1):
-    x = as_array(x, "x", min_ndim=1)
-    return _exp_normalise(x, -1)
-
-
-def _softmax_whole_array(x, axis=-1):
-    x = as_array(x, "x", min_ndim=1)
-    e = np.exp(x - np.max(x))
-    return e / np.sum(e)
-
-
-def _softmax_no_keepdims(x, axis=-1):
-    x = as_array(x, "x", min_ndim=1)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis)
-
-
 UNSTABLE_MESSAGE = (
     "your softmax overflows: with scores in the hundreds, np.exp gives inf and inf / inf "
     "is nan. Subtract the largest score of each slice first, `x - x.max(axis=axis, "
@@ -205,26 +132,26 @@ register(Exercise(
     reference=ref.softmax,
     cases=softmax_cases,
     misconceptions=[
-        Misconception("unstable softmax", _softmax_unstable, UNSTABLE_MESSAGE),
+        Misconception("unstable softmax", knob(ref._softmax, shift=None), UNSTABLE_MESSAGE),
         Misconception(
-            "max of the whole array", _softmax_global_max,
+            "max of the whole array", knob(ref._softmax, shift="array"),
             "you subtract the largest entry of the whole array, not of each slice. When "
             "one row is near 1000 and another near -1000, every exponent of the second row "
             "underflows to 0 and it becomes 0 / 0 = nan. Take the max along `axis` with "
             "keepdims=True, so each slice is shifted by its own maximum.",
         ),
         Misconception(
-            "ignores axis", _softmax_last_axis_always,
+            "ignores axis", knob(ref._softmax, along=-1),
             "your function always normalises along the last axis and ignores its `axis` "
             "argument. Pass `axis=axis` to every max and sum.",
         ),
         Misconception(
-            "normalises the whole array", _softmax_whole_array,
+            "normalises the whole array", knob(ref._softmax, shift="array", total="array"),
             "all the entries of your result together sum to 1, instead of each slice "
             "along `axis`. Sum with `axis=axis, keepdims=True`.",
         ),
         Misconception(
-            "sum without keepdims", _softmax_no_keepdims,
+            "sum without keepdims", knob(ref._softmax, keepdims=False),
             "you divide by a sum taken without keepdims=True. The sum loses the axis, so "
             "NumPy lines it up with the wrong axis when it broadcasts (or cannot line it "
             "up at all). Write `e.sum(axis=axis, keepdims=True)`.",
@@ -266,32 +193,6 @@ def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return with_variants(cases, hidden)
 
 
-def _scores_by(divisor):
-    def scores(Q, K):
-        Q = as_array(Q, "Q", min_ndim=2)
-        K = as_array(K, "K", min_ndim=2)
-        return np.matmul(Q, _keys_t(K)) / divisor(Q, K)
-    return scores
-
-
-_by_sqrt_keys = _scores_by(lambda Q, K: np.sqrt(K.shape[-2]))
-_by_sqrt_queries = _scores_by(lambda Q, K: np.sqrt(Q.shape[-2]))
-_by_d_k = _scores_by(lambda Q, K: Q.shape[-1])
-_unscaled = _scores_by(lambda Q, K: 1.0)
-
-
-def _scores_k_dot_t(Q, K):
-    Q = as_array(Q, "Q", min_ndim=2)
-    K = as_array(K, "K", min_ndim=2)
-    return np.matmul(Q, K.T) / np.sqrt(Q.shape[-1])
-
-
-def _scores_swapped(Q, K):
-    Q = as_array(Q, "Q", min_ndim=2)
-    K = as_array(K, "K", min_ndim=2)
-    return np.matmul(K, _keys_t(Q)) / np.sqrt(Q.shape[-1])
-
-
 SEQ_LEN_MESSAGE = (
     "you divided by the square root of the sequence length (the number of tokens). The "
     "scale is sqrt(d_k), where d_k is the length of each query and key vector: "
@@ -315,22 +216,25 @@ K_DOT_T_MESSAGE = (
     "`np.swapaxes(K, -1, -2)`, which works for any number of batch axes."
 )
 
-SCALING_MISCONCEPTIONS = [
-    Misconception("scaled by sqrt(T_k)", _by_sqrt_keys, SEQ_LEN_MESSAGE),
-    Misconception("scaled by sqrt(T_q)", _by_sqrt_queries, SEQ_LEN_MESSAGE),
-    Misconception("scaled by d_k", _by_d_k, D_K_MESSAGE),
-    Misconception("no scaling", _unscaled, NO_SCALE_MESSAGE),
+# (name, what the scores are divided by, message): wrong settings of `divide_by`.
+WRONG_SCALES = [
+    ("scaled by sqrt(T_k)", "sqrt(T_k)", SEQ_LEN_MESSAGE),
+    ("scaled by sqrt(T_q)", "sqrt(T_q)", SEQ_LEN_MESSAGE),
+    ("scaled by d_k", "d_k", D_K_MESSAGE),
+    ("no scaling", "1", NO_SCALE_MESSAGE),
 ]
+K_DOT_T = knob(ref._scores, transpose="every axis")
 
 register(Exercise(
     name="attention_scores",
     reference=ref.attention_scores,
     cases=score_cases,
     misconceptions=[
-        *SCALING_MISCONCEPTIONS,
-        Misconception("K.T on a batched array", _scores_k_dot_t, K_DOT_T_MESSAGE),
+        *(Misconception(name, knob(ref._scores, divide_by=divisor), message)
+          for name, divisor, message in WRONG_SCALES),
+        Misconception("K.T on a batched array", K_DOT_T, K_DOT_T_MESSAGE),
         Misconception(
-            "K Qᵀ", _scores_swapped,
+            "K Qᵀ", knob(ref._scores, queries_first=False),
             "your result is K Qᵀ, the transpose of the scores: entry [i, j] must be query i "
             "dotted with key j, so Q comes first: Q Kᵀ.",
         ),
@@ -398,61 +302,10 @@ def scaled_qk(case: Case, top: float, note: str) -> Case:
     return Case((Q * factor, K * factor, V), note=note, tol=case.tol)
 
 
-def _attention_from(scores_fn, normalise, mix=lambda w, V: np.matmul(w, V)):
-    def attention(Q, K, V):
-        Q, K, V = _qkv(Q, K, V)
-        with np.errstate(over="ignore", invalid="ignore"):
-            weights = normalise(scores_fn(Q, K))
-        return mix(weights, V), weights
-    return attention
-
-
-def _rows(s):
-    return _exp_normalise(s, -1)
-
-
-def _query_axis(s):
-    return _exp_normalise(s, -2)
-
-
-def _whole_array(s):
-    e = np.exp(s - s.max())
-    return e / e.sum()
-
-
-def _each_matrix(s):
-    e = np.exp(s - s.max(axis=(-2, -1), keepdims=True))
-    return e / e.sum(axis=(-2, -1), keepdims=True)
-
-
-def _rows_unstable(s):
-    e = np.exp(s)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-_correct_scores = _scores_by(lambda Q, K: np.sqrt(Q.shape[-1]))
-
-
-def _attention_weights_first(Q, K, V):
-    output, weights = _attention_from(_correct_scores, _rows)(Q, K, V)
-    return weights, output
-
-
-def _attention_weights_only(Q, K, V):
-    _, weights = _attention_from(_correct_scores, _rows)(Q, K, V)
-    return weights
-
-
 WHOLE_ARRAY_MESSAGE = (
     "your softmax normalises the whole array (or each whole score matrix) at once, so "
     "all weights together sum to 1. Each query shares out its own attention: normalise "
     "each row, along the key axis, `axis=-1`."
-)
-QUERY_AXIS_MESSAGE = (
-    "your softmax runs over the query axis (axis=-2), so each column of the weights "
-    "sums to 1. Row i holds the weights query i gives to the keys, and it is the row "
-    "that must sum to 1: use `axis=-1`, the key axis. (With the query axis, adding one "
-    "more query would change the output of every other query.)"
 )
 TRANSPOSED_V_MESSAGE = (
     "you multiplied the weights by Vᵀ. V holds one value vector per key, as rows "
@@ -465,32 +318,36 @@ WEIGHTS_AS_OUTPUT_MESSAGE = (
     "how much of each value to take, the output is the mixture itself."
 )
 
-ATTENTION_MISCONCEPTIONS = [
-    Misconception("scaled by sqrt(T_k)", _attention_from(_by_sqrt_keys, _rows), SEQ_LEN_MESSAGE),
-    Misconception("scaled by sqrt(T_q)", _attention_from(_by_sqrt_queries, _rows), SEQ_LEN_MESSAGE),
-    Misconception("scaled by d_k", _attention_from(_by_d_k, _rows), D_K_MESSAGE),
-    Misconception("no scaling", _attention_from(_unscaled, _rows), NO_SCALE_MESSAGE),
-    Misconception("softmax over the query axis", _attention_from(_correct_scores, _query_axis),
-                  QUERY_AXIS_MESSAGE),
-    Misconception("softmax over the whole array", _attention_from(_correct_scores, _whole_array),
-                  WHOLE_ARRAY_MESSAGE),
-    Misconception("softmax over each whole matrix", _attention_from(_correct_scores, _each_matrix),
-                  WHOLE_ARRAY_MESSAGE),
-    Misconception("unstable softmax", _attention_from(_correct_scores, _rows_unstable),
-                  UNSTABLE_MESSAGE),
-    Misconception("K.T on a batched array", _attention_from(_scores_k_dot_t, _rows), K_DOT_T_MESSAGE),
-    Misconception("transposed V", _attention_from(_correct_scores, _rows,
-                                                  lambda w, V: np.matmul(w, _keys_t(V))),
-                  TRANSPOSED_V_MESSAGE),
-    Misconception("weights returned first", _attention_weights_first, WEIGHTS_AS_OUTPUT_MESSAGE),
-    Misconception("weights returned alone", _attention_weights_only, WEIGHTS_AS_OUTPUT_MESSAGE),
-]
-
 register(Exercise(
     name="scaled_dot_product_attention",
     reference=ref.scaled_dot_product_attention,
     cases=attention_cases,
-    misconceptions=ATTENTION_MISCONCEPTIONS,
+    misconceptions=[
+        *(Misconception(name, knob(ref._attention, scores=knob(ref._scores, divide_by=divisor)),
+                        message)
+          for name, divisor, message in WRONG_SCALES),
+        Misconception("softmax over the query axis", knob(ref._attention, softmax_axis=-2),
+                      softmax_over_queries("`axis=-2`", "`axis=-1`, the key axis")),
+        Misconception("softmax over the whole array",
+                      knob(ref._attention, weights_by=knob(ref._softmax, shift="array",
+                                                           total="array")),
+                      WHOLE_ARRAY_MESSAGE),
+        Misconception("softmax over each whole matrix",
+                      knob(ref._attention, weights_by=knob(ref._softmax, shift="matrix",
+                                                           total="matrix")),
+                      WHOLE_ARRAY_MESSAGE),
+        Misconception("unstable softmax",
+                      knob(ref._attention, weights_by=knob(ref._softmax, shift=None)),
+                      UNSTABLE_MESSAGE),
+        Misconception("K.T on a batched array", knob(ref._attention, scores=K_DOT_T),
+                      K_DOT_T_MESSAGE),
+        Misconception("transposed V", knob(ref._attention, values_transposed=True),
+                      TRANSPOSED_V_MESSAGE),
+        Misconception("weights returned first", knob(ref._attention, returns="weights, output"),
+                      WEIGHTS_AS_OUTPUT_MESSAGE),
+        Misconception("weights returned alone", knob(ref._attention, returns="weights"),
+                      WEIGHTS_AS_OUTPUT_MESSAGE),
+    ],
     bad_inputs=[
         BadInput(Case((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 2)))),
                  "K has 3 rows (keys) but V has 4"),
@@ -528,54 +385,28 @@ def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return with_variants(cases, hidden)
 
 
-def _one_query(scale, stable=True, normalise=True, give_weights=False):
-    def attend(q, K, V):
-        q = as_array(q, "q", ndim=1)
-        K = as_array(K, "K", ndim=2)
-        V = as_array(V, "V", ndim=2)
-        scores = []
-        for i in range(K.shape[0]):
-            scores.append(np.sum(q * K[i]) / scale(q, K))
-        shift = max(scores) if stable else 0.0
-        with np.errstate(over="ignore", invalid="ignore"):
-            exps = [np.exp(s - shift) for s in scores]
-            total = sum(exps) if normalise else 1.0
-            weights = [e / total for e in exps]
-            if give_weights:
-                return np.array(weights)
-            out = np.zeros(V.shape[1])
-            for i in range(K.shape[0]):
-                out = out + weights[i] * V[i]
-        return out
-    return attend
-
-
-def _sqrt_d(q, K):
-    return np.sqrt(q.shape[0])
-
-
 register(Exercise(
     name="attend_one_query",
     reference=ref.attend_one_query,
     cases=one_query_cases,
     misconceptions=[
         Misconception(
-            "no scaling", _one_query(lambda q, K: 1.0),
+            "no scaling", knob(ref._attend_one_query, divide_by="1"),
             "your scores are not scaled. The sum is often quoted with e^(q·k_i); the transformer "
             "divides each q·k_i by sqrt(d_k) first (d_k = len(q)), so that this function "
             "equals a row of scaled_dot_product_attention.",
         ),
-        Misconception("scaled by sqrt(T_k)", _one_query(lambda q, K: np.sqrt(K.shape[0])),
+        Misconception("scaled by sqrt(T_k)", knob(ref._attend_one_query, divide_by="sqrt(T_k)"),
                       SEQ_LEN_MESSAGE),
-        Misconception("scaled by d_k", _one_query(lambda q, K: q.shape[0]), D_K_MESSAGE),
-        Misconception("unstable exponentials", _one_query(_sqrt_d, stable=False),
+        Misconception("scaled by d_k", knob(ref._attend_one_query, divide_by="d_k"), D_K_MESSAGE),
+        Misconception("unstable exponentials", knob(ref._attend_one_query, stable=False),
                       "your exponentials overflow: with scores in the hundreds, np.exp gives "
                       "inf and inf / inf is nan. Subtract the largest score from every score "
                       "before np.exp; the factor cancels when you divide by the sum."),
-        Misconception("weights not normalised", _one_query(_sqrt_d, normalise=False),
+        Misconception("weights not normalised", knob(ref._attend_one_query, normalised=False),
                       "your weights do not sum to 1: you used e^(s_i) as the weight of v_i "
                       "without dividing by the sum of e^(s_j) over all keys j."),
-        Misconception("returns the weights", _one_query(_sqrt_d, give_weights=True),
+        Misconception("returns the weights", knob(ref._attend_one_query, returns="weights"),
                       "you returned the weights, one per key. The function returns the "
                       "weighted sum of the value vectors, sum over i of weight_i * V[i], "
                       "one number per column of V (d_v of them)."),
@@ -616,60 +447,31 @@ def self_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return with_variants(cases, hidden)
 
 
-def _self_from(project, scale):
-    def self_attn(X, W_q, W_k, W_v):
-        X = as_array(X, "X", min_ndim=2)
-        Q, K, V = project(X, W_q, W_k, W_v)
-        weights = _rows(np.matmul(Q, _keys_t(K)) / scale(X, Q))
-        return np.matmul(weights, V), weights
-    return self_attn
-
-
-def _projections(X, W_q, W_k, W_v):
-    return np.matmul(X, W_q), np.matmul(X, W_k), np.matmul(X, W_v)
-
-
-def _no_projections(X, W_q, W_k, W_v):
-    return X, X, X
-
-
-def _keys_with_w_q(X, W_q, W_k, W_v):
-    return np.matmul(X, W_q), np.matmul(X, W_q), np.matmul(X, W_v)
-
-
-def _sqrt_width(X, Q):
-    return np.sqrt(Q.shape[-1])
-
-
-def _self_weights_first(X, W_q, W_k, W_v):
-    output, weights = _self_from(_projections, _sqrt_width)(X, W_q, W_k, W_v)
-    return weights, output
-
-
 register(Exercise(
     name="self_attention",
     reference=ref.self_attention,
     cases=self_cases,
     misconceptions=[
         Misconception(
-            "no projections", _self_from(_no_projections, _sqrt_width),
+            "no projections", knob(ref._self_attention, projected=False),
             "you used X itself as queries, keys and values. Project it first: Q = X @ W_q, "
             "K = X @ W_k, V = X @ W_v. The learned matrices are what let a token ask for "
             "something other than tokens that look like itself.",
         ),
         Misconception(
-            "scaled by sqrt(d_model)", _self_from(_projections, lambda X, Q: np.sqrt(X.shape[-1])),
-            "you divided by sqrt(d_model), the width of X. The scores are dot products of "
-            "projected queries and keys, which have length d_k = W_q.shape[1]: divide by "
-            "sqrt(d_k).",
+            "scaled by sqrt(d_model)", knob(ref._self_attention, divide_by="sqrt(d_model)"),
+            scaled_by_sqrt_d_model("d_k = W_q.shape[1]",
+                                   "√d_k, the width of the projected queries and keys"),
         ),
-        Misconception("no scaling", _self_from(_projections, lambda X, Q: 1.0), NO_SCALE_MESSAGE),
+        Misconception("no scaling", knob(ref._self_attention, divide_by="1"), NO_SCALE_MESSAGE),
         Misconception(
-            "keys projected with W_q", _self_from(_keys_with_w_q, _sqrt_width),
+            "keys projected with W_q", knob(ref._self_attention, keys_by="W_q"),
             "your keys come from W_q: K must be X @ W_k. With the same matrix for both, "
             "the scores are symmetric, and a token can only look for tokens like itself.",
         ),
-        Misconception("weights returned first", _self_weights_first, WEIGHTS_AS_OUTPUT_MESSAGE),
+        Misconception("weights returned first",
+                      knob(ref._self_attention, returns="weights, output"),
+                      WEIGHTS_AS_OUTPUT_MESSAGE),
     ],
     bad_inputs=[
         BadInput(Case((np.ones((3, 5)), np.ones((4, 2)), np.ones((5, 2)), np.ones((5, 3)))),
@@ -689,74 +491,33 @@ register(Exercise(
 
 # ----------------------------------------------------------------------------- variance
 
+NEAR_D_K_MESSAGE = (
+    "Your value is near d_k = {d_k}, so the idea is right, but it is not the variance of "
+    "the samples the given lines draw: keep `rng`, `q` and `k` exactly as given, so the "
+    "check can repeat your draws"
+)
+
+
+def variance_meta(d_k: int, n_samples: int, seed: int) -> dict:
+    """What the comparison needs beside the reference's value (``case.meta``): the other
+    estimates a correct solution may return (the variance with ddof=1, and the mean square,
+    since the true mean of q·k is 0), and the band around d_k, four standard errors wide,
+    where a value drawn from other samples lands."""
+    q, k = ref.score_samples(d_k, n_samples, seed)
+    dots = np.sum(q * k, axis=-1)
+    standard_error = np.sqrt((2 * d_k ** 2 + 6 * d_k) / n_samples)
+    return {"accept": [float(np.var(dots, ddof=1)), float(np.mean(dots ** 2))],
+            "near": {"value": float(d_k), "within": float(4 * standard_error),
+                     "message": NEAR_D_K_MESSAGE.format(d_k=d_k)}}
+
+
 def variance_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     # Sizes and seeds only: the function draws its own samples from the seed.
     settings = [(4, 2000, 0), (16, 2000, 1), (64, 1000, 2), (1, 3000, 3), (256, 500, 4)]
     if hidden:
         settings += [(2, 5000, 11), (8, 800, 12), (32, 1500, 13), (128, 600, 14), (3, 50, 15)]
-    return [Case((d_k, n, seed), note=f"d_k = {d_k}") for d_k, n, seed in settings]
-
-
-def _draws(d_k, n_samples, seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((n_samples, d_k)), rng.standard_normal((n_samples, d_k))
-
-
-def _variance_of_scaled(d_k, n_samples, seed):
-    q, k = _draws(d_k, n_samples, seed)
-    return float(np.var(np.sum(q * k, axis=-1) / np.sqrt(d_k)))
-
-
-def _std_not_var(d_k, n_samples, seed):
-    q, k = _draws(d_k, n_samples, seed)
-    return float(np.std(np.sum(q * k, axis=-1)))
-
-
-def _variance_of_products(d_k, n_samples, seed):
-    q, k = _draws(d_k, n_samples, seed)
-    return float(np.var(q * k))
-
-
-def _summed_over_samples(d_k, n_samples, seed):
-    q, k = _draws(d_k, n_samples, seed)
-    return float(np.var(np.sum(q * k, axis=0)))
-
-
-def _mean_not_var(d_k, n_samples, seed):
-    q, k = _draws(d_k, n_samples, seed)
-    return float(np.mean(np.sum(q * k, axis=-1)))
-
-
-def _variance_estimates(case: Case) -> list[float]:
-    """The estimates a correct solution may return: the variance with ddof 0 or 1, or
-    the mean square (the true mean of q·k is 0)."""
-    q, k = _draws(*case.args)
-    s = np.sum(q * k, axis=-1)
-    return [float(np.var(s)), float(np.var(s, ddof=1)), float(np.mean(s ** 2))]
-
-
-def compare_variance(expected, actual, case: Case) -> str | None:
-    diff = difference(expected, actual, FLOAT64)
-    if diff is None:
-        return None
-    estimates = _variance_estimates(case)
-    if abs(float(expected) - estimates[0]) > 1e-9 * max(1.0, estimates[0]):
-        return diff  # comparing with a misconception, not with the reference
-    try:
-        value = float(np.asarray(actual, dtype=float))
-    except (TypeError, ValueError):
-        return diff
-    if any(difference(est, value, FLOAT64) is None for est in estimates[1:]):
-        return None
-    d_k, n_samples, _ = case.args
-    spread = np.sqrt((2 * d_k ** 2 + 6 * d_k) / n_samples)  # standard error of the estimate
-    if abs(value - d_k) < 4 * spread:
-        return (
-            f"{diff}. Your value is near d_k = {d_k}, so the idea is right, but it is not "
-            f"the variance of the samples the given lines draw: keep `rng`, `q` and `k` "
-            f"exactly as given, so the check can repeat your draws"
-        )
-    return diff
+    return [Case((d_k, n, seed), note=f"d_k = {d_k}", meta=variance_meta(d_k, n, seed))
+            for d_k, n, seed in settings]
 
 
 register(Exercise(
@@ -765,29 +526,29 @@ register(Exercise(
     cases=variance_cases,
     misconceptions=[
         Misconception(
-            "variance of the scaled scores", _variance_of_scaled,
+            "variance of the scaled scores", knob(ref._score_variance, scaled=True),
             "you measured the variance after dividing by sqrt(d_k), which is about 1 for "
             "every d_k. This function measures the raw q·k, to show why the scaling is "
             "needed: leave the division out here.",
         ),
         Misconception(
-            "standard deviation", _std_not_var,
+            "standard deviation", knob(ref._score_variance, statistic="standard deviation"),
             "you returned the standard deviation (about sqrt(d_k)). Return the variance, "
             "its square: np.var.",
         ),
         Misconception(
-            "variance of the products", _variance_of_products,
+            "variance of the products", knob(ref._score_variance, summed_over=None),
             "you took the variance of the elementwise products q_i k_i (about 1). Sum each "
             "pair's products first, `np.sum(q * k, axis=-1)`, to get one dot product per "
             "sample, then take the variance of those n_samples numbers.",
         ),
         Misconception(
-            "summed over the samples", _summed_over_samples,
+            "summed over the samples", knob(ref._score_variance, summed_over=0),
             "you summed q * k over the samples axis (axis=0). One dot product q·k sums over "
             "the d_k coordinates of one sample: `np.sum(q * k, axis=-1)`.",
         ),
         Misconception(
-            "mean instead of variance", _mean_not_var,
+            "mean instead of variance", knob(ref._score_variance, statistic="mean"),
             "you returned the mean of the dot products, which is about 0. The question is "
             "how spread out they are: np.var.",
         ),
@@ -798,7 +559,7 @@ register(Exercise(
         BadInput(Case((2.5, 100, 0)), "d_k = 2.5 is not a whole number"),
     ],
     rules=VARIANCE_RULES,
-    compare=compare_variance,
+    compare={"kind": "accepted"},
     arg_names=("d_k", "n_samples", "seed"),
     hint="One score per sample: s = np.sum(q * k, axis=-1), then np.var(s).",
     seed=206,

@@ -17,6 +17,12 @@ Any axis but the last two (``T_q``, ``T_k``) may have size 1 and is broadcast; a
 mask may also be ``[1, T_k]``. A query with no allowed key gets all-zero weights (not
 NaN), as in lesson 04; its output is then ``w_o``'s bias alone.
 
+Each graded function calls a private core with the right settings. The cores' keyword
+knobs are the places where this lesson's mistakes happen (how heads are cut and joined,
+the layers ``__init__`` builds, the scale, the mask's polarity, the softmax's axis, which
+rows of torch's weights go where, which slice of a weight belongs to a head); the
+catalogued mistakes (``exercises.py``) are the same cores with one knob set wrong.
+
 This module imports nothing from other lessons: it is self-contained in torch.
 """
 from __future__ import annotations
@@ -27,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ...learner.validation import shape_str
+from ...learner.validation import positive_int, shape_str
 
 __all__ = [
     "split_heads",
@@ -44,15 +50,9 @@ LAYERS = ("w_q", "w_k", "w_v", "w_o")
 
 # ----------------------------------------------------------------------------- validation
 
-def _positive_int(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
-
-
 def _heads_fit(d_model: int, n_heads: int, d_name: str = "d_model") -> int:
     """``d_head``, or a ValueError when ``n_heads`` does not divide ``d_model``."""
-    _positive_int(n_heads, "n_heads")
+    positive_int(n_heads, "n_heads")
     if d_model % n_heads:
         raise ValueError(
             f"n_heads = {n_heads} does not divide {d_name} = {d_model}: every head needs "
@@ -123,22 +123,112 @@ def attention_mask(mask, batch: int, n_heads: int, t_q: int, t_k: int) -> torch.
 
 # ----------------------------------------------------------------------------- heads
 
+def _split_heads(x, n_heads, *, features="blocks", move_heads="transpose"):
+    """``[B, T, d_model] -> [B, h, T, d_head]``.
+
+    ``features``: which features a head gets, a block of ``d_head`` ("blocks") or every
+    h-th one ("dealt"); ``move_heads``: how the head axis gets in front of the token axis,
+    by a transpose after cutting each token's features ("transpose"), not at all ("no"),
+    or by a reshape straight to ``[B, h, T, d_head]``, which re-reads memory ("reshape").
+    """
+    x = _tensor(x, "x", 3, "[B, T, d_model]")
+    batch, tokens, d_model = x.shape
+    d_head = _heads_fit(d_model, n_heads)
+    if move_heads == "reshape":
+        return x.reshape(batch, n_heads, tokens, d_head)
+    if features == "blocks":
+        per_token = x.reshape(batch, tokens, n_heads, d_head)
+    else:
+        per_token = x.reshape(batch, tokens, d_head, n_heads).transpose(-2, -1)
+    return per_token.transpose(1, 2) if move_heads == "transpose" else per_token
+
+
 def split_heads(x, n_heads):
     """``[B, T, d_model] -> [B, h, T, d_head]``: head i gets features
     ``i*d_head:(i+1)*d_head`` of every token, and the head axis moves in front of the
     token axis so that every head is a separate ``[T, d_head]`` matrix."""
-    x = _tensor(x, "x", 3, "[B, T, d_model]")
-    batch, tokens, d_model = x.shape
-    d_head = _heads_fit(d_model, n_heads)
-    return x.reshape(batch, tokens, n_heads, d_head).transpose(1, 2)
+    return _split_heads(x, n_heads)
+
+
+def _merge_heads(x, *, move_tokens="transpose", join="concatenate"):
+    """``[B, h, T, d_head] -> [B, T, h*d_head]``.
+
+    ``move_tokens``: how the token axis gets in front of the head axis, by a transpose
+    ("transpose") or not at all, the reshape re-reading memory ("reshape"); ``join``: how
+    the heads of a token are put together: side by side ("concatenate"), feature by
+    feature ("interleave"), or averaged into one ``d_head`` ("average").
+    """
+    x = _tensor(x, "x", 4, "[B, h, T, d_head]")
+    batch, n_heads, tokens, d_head = x.shape
+    if join == "average":
+        return x.mean(dim=1)
+    if move_tokens == "reshape":
+        return x.reshape(batch, tokens, n_heads * d_head)
+    per_token = x.transpose(1, 2)                          # [B, T, h, d_head]
+    if join == "interleave":
+        per_token = per_token.transpose(-2, -1)            # [B, T, d_head, h]
+    return per_token.reshape(batch, tokens, n_heads * d_head)
 
 
 def merge_heads(x):
     """``[B, h, T, d_head] -> [B, T, h*d_head]``, the inverse of :func:`split_heads`: the
     heads' outputs for each token are concatenated, head 0 first."""
-    x = _tensor(x, "x", 4, "[B, h, T, d_head]")
-    batch, n_heads, tokens, d_head = x.shape
-    return x.transpose(1, 2).reshape(batch, tokens, n_heads * d_head)
+    return _merge_heads(x)
+
+
+# ----------------------------------------------------------------------------- the module
+
+def _add_layers(mha, *, width="d_model", w_o_reads="d_model", bias=True, w_k="nn.Linear"):
+    """Give ``mha`` its four projections, ``nn.Linear(d_model, d_model)`` with bias.
+
+    ``width``: how many features w_q, w_k and w_v give ("d_model" or "d_head");
+    ``w_o_reads``: how many features w_o takes ("d_model" or "d_head"); ``bias``: whether
+    the layers have biases; ``w_k``: the kind of layer w_k is ("nn.Linear" or a 1-wide
+    "nn.Conv1d").
+    """
+    features = {"d_model": mha.d_model, "d_head": mha.d_head}
+    mha.w_q = nn.Linear(mha.d_model, features[width], bias=bias)
+    if w_k == "nn.Linear":
+        mha.w_k = nn.Linear(mha.d_model, features[width], bias=bias)
+    else:
+        mha.w_k = nn.Conv1d(mha.d_model, features[width], kernel_size=1, bias=bias)
+    mha.w_v = nn.Linear(mha.d_model, features[width], bias=bias)
+    mha.w_o = nn.Linear(features[w_o_reads], mha.d_model, bias=bias)
+
+
+def _attend(mha, query, key, value, mask=None, *, move_heads="transpose", scale="d_head",
+            mask_true_means="attend", softmax_over="keys", head_maps="own",
+            output_projection=True):
+    """The forward of :class:`MultiHeadAttention`: ``(output, weights)``.
+
+    ``move_heads``: how heads are cut and joined (see :func:`_split_heads`); ``scale``:
+    the scores are divided by √d_head, √d_model or nothing ("none"); ``mask_true_means``:
+    "attend" or "ignore"; ``softmax_over``: "keys" or "queries"; ``head_maps``: every head
+    keeps its own map ("own"), or all use their average, as one map ("averaged") or
+    repeated h times ("averaged, repeated"); ``output_projection``: whether w_o is applied.
+    """
+    batch, t_q, t_k = _check_inputs(query, key, value, mha.d_model)
+    allowed = attention_mask(mask, batch, mha.n_heads, t_q, t_k)
+    q = _split_heads(mha.w_q(query), mha.n_heads, move_heads=move_heads)   # [B, h, T_q, d_head]
+    k = _split_heads(mha.w_k(key), mha.n_heads, move_heads=move_heads)     # [B, h, T_k, d_head]
+    v = _split_heads(mha.w_v(value), mha.n_heads, move_heads=move_heads)   # [B, h, T_k, d_head]
+    scores = q @ k.transpose(-2, -1)
+    if scale != "none":
+        scores = scores / math.sqrt(mha.d_head if scale == "d_head" else mha.d_model)
+    if allowed is not None:
+        blocked = ~allowed if mask_true_means == "attend" else allowed
+        scores = scores.masked_fill(blocked, float("-inf"))
+    weights = torch.softmax(scores, dim=-1 if softmax_over == "keys" else -2)
+    if allowed is not None:
+        # A query with no allowed key: softmax of all -inf is NaN; give it no weight.
+        weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    if head_maps != "own":
+        weights = weights.mean(dim=1, keepdim=True)
+        if head_maps == "averaged, repeated":
+            weights = weights.expand(-1, mha.n_heads, -1, -1)
+    heads = weights @ v                                                    # [B, h, T_q, d_head]
+    merged = _merge_heads(heads, move_tokens=move_heads)
+    return (mha.w_o(merged) if output_projection else merged), weights
 
 
 class MultiHeadAttention(nn.Module):
@@ -148,31 +238,21 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
-        _positive_int(d_model, "d_model")
+        positive_int(d_model, "d_model")
         self.d_head = _heads_fit(d_model, n_heads)
         self.d_model, self.n_heads = d_model, n_heads
-        self.w_q = nn.Linear(d_model, d_model)
-        self.w_k = nn.Linear(d_model, d_model)
-        self.w_v = nn.Linear(d_model, d_model)
-        self.w_o = nn.Linear(d_model, d_model)
+        self.add_layers()
+
+    def add_layers(self):
+        """w_q, w_k, w_v and w_o: four ``nn.Linear(d_model, d_model)``, with bias. (The
+        class of a catalogued layout mistake replaces this with other knobs of
+        :func:`_add_layers`.)"""
+        _add_layers(self)
 
     def forward(self, query, key, value, mask=None):
         """``(output [B, T_q, d_model], weights [B, h, T_q, T_k])``; ``mask``: True = may
         attend, shapes as in the module docstring."""
-        batch, t_q, t_k = _check_inputs(query, key, value, self.d_model)
-        allowed = attention_mask(mask, batch, self.n_heads, t_q, t_k)
-        q = split_heads(self.w_q(query), self.n_heads)          # [B, h, T_q, d_head]
-        k = split_heads(self.w_k(key), self.n_heads)            # [B, h, T_k, d_head]
-        v = split_heads(self.w_v(value), self.n_heads)          # [B, h, T_k, d_head]
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
-        if allowed is not None:
-            scores = scores.masked_fill(~allowed, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        if allowed is not None:
-            # A query with no allowed key: softmax of all -inf is NaN; give it no weight.
-            weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
-        heads = weights @ v                                     # [B, h, T_q, d_head]
-        return self.w_o(merge_heads(heads)), weights
+        return _attend(self, query, key, value, mask)
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"
@@ -225,6 +305,33 @@ def _check_twin(ours, theirs) -> dict[str, nn.Linear]:
     return layers
 
 
+def _copy_from_torch(ours, theirs, *, blocks_into=("w_q", "w_k", "w_v"), rows="blocks",
+                     transposed=(), biases=True, out_proj=True):
+    """Load ``theirs`` into ``ours``; returns ``ours``.
+
+    ``blocks_into``: the layers that get in_proj's row blocks 0, 1 and 2; ``rows``: a
+    layer's rows of in_proj are a block of d ("blocks") or every third row ("every
+    third"); ``transposed``: the weights copied transposed ("in_proj", "out_proj");
+    ``biases``: whether biases are copied; ``out_proj``: whether out_proj goes into w_o.
+    """
+    layers = _check_twin(ours, theirs)
+    d = theirs.embed_dim
+    weight, bias = theirs.in_proj_weight, theirs.in_proj_bias
+    with torch.no_grad():
+        for i, name in enumerate(blocks_into):
+            part = slice(i * d, (i + 1) * d) if rows == "blocks" else slice(i, None, 3)
+            block = weight[part]
+            layers[name].weight.copy_(block.T if "in_proj" in transposed else block)
+            if biases:
+                _copy_bias(layers[name], None if bias is None else bias[part])
+        if out_proj:
+            out = theirs.out_proj.weight
+            layers["w_o"].weight.copy_(out.T if "out_proj" in transposed else out)
+            if biases:
+                _copy_bias(layers["w_o"], theirs.out_proj.bias)
+    return ours
+
+
 def copy_from_torch(ours, theirs):
     """Load the weights of ``theirs``, a ``torch.nn.MultiheadAttention(batch_first=True)``,
     into ``ours`` (any module with ``w_q, w_k, w_v, w_o``), so that both give the same
@@ -235,16 +342,7 @@ def copy_from_torch(ours, theirs):
     ``2d:3d`` the value projection, each stored ``[out, in]`` like ``nn.Linear.weight``.
     A module created with ``bias=False`` has no biases; ours then get zeros.
     """
-    layers = _check_twin(ours, theirs)
-    d = theirs.embed_dim
-    weight, bias = theirs.in_proj_weight, theirs.in_proj_bias
-    with torch.no_grad():
-        for i, name in enumerate(("w_q", "w_k", "w_v")):
-            layers[name].weight.copy_(weight[i * d:(i + 1) * d])
-            _copy_bias(layers[name], None if bias is None else bias[i * d:(i + 1) * d])
-        layers["w_o"].weight.copy_(theirs.out_proj.weight)
-        _copy_bias(layers["w_o"], theirs.out_proj.bias)
-    return ours
+    return _copy_from_torch(ours, theirs)
 
 
 def _copy_bias(layer: nn.Linear, bias) -> None:
@@ -269,6 +367,43 @@ def _heads_of(mha) -> tuple[int, int]:
     return d_model, _heads_fit(d_model, n_heads)
 
 
+def _head_projection(x, layer: nn.Linear, features: slice, weight_part: str, biases: bool):
+    """One head's share of ``layer(x)``: the rows ``features`` of its ``[out, in]`` weight
+    ("rows"), or (a mistake) its columns ("columns"); with the same slice of the bias or
+    (a mistake) none."""
+    bias = layer.bias[features] if biases else None
+    if weight_part == "rows":
+        return F.linear(x, layer.weight[features], bias)
+    projected = x @ layer.weight[:, features]
+    return projected if bias is None else projected + bias
+
+
+def _heads_one_by_one(x, mha, *, weight_part="rows", biases=True, scale="d_head",
+                      output_projection=True, maps_axis=1):
+    """Self-attention of ``mha`` on ``x``, one head at a time.
+
+    ``weight_part`` and ``biases``: a head's share of each projection (see
+    :func:`_head_projection`); ``scale``: the scores are divided by √d_head or √d_model;
+    ``output_projection``: whether w_o is applied to the concatenated heads;
+    ``maps_axis``: the axis the heads' maps are stacked on.
+    """
+    d_model, d_head = _heads_of(mha)
+    x = _tensor(x, "x", 3, "[B, T, d_model]")
+    if x.shape[-1] != d_model:
+        raise ValueError(f"x has {x.shape[-1]} features but mha has d_model = {d_model}")
+    outputs, maps = [], []
+    for head in range(mha.n_heads):
+        rows = slice(head * d_head, (head + 1) * d_head)
+        q, k, v = (_head_projection(x, layer, rows, weight_part, biases)    # [B, T, d_head]
+                   for layer in (mha.w_q, mha.w_k, mha.w_v))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head if scale == "d_head" else d_model)
+        weights = torch.softmax(scores, dim=-1)
+        outputs.append(weights @ v)
+        maps.append(weights)
+    joined = torch.cat(outputs, dim=-1)
+    return (mha.w_o(joined) if output_projection else joined), torch.stack(maps, dim=maps_axis)
+
+
 def heads_one_by_one(x, mha):
     """Self-attention of ``mha`` on ``x [B, T, d_model]``, one head at a time in a Python
     loop. Head i uses rows ``i*d_head:(i+1)*d_head`` of ``w_q``, ``w_k`` and ``w_v`` (a
@@ -278,29 +413,54 @@ def heads_one_by_one(x, mha):
     Returns ``(output, weights)``, equal to ``mha(x, x, x)``: h small products give the
     same numbers as one big one.
     """
-    d_model, d_head = _heads_of(mha)
-    x = _tensor(x, "x", 3, "[B, T, d_model]")
-    if x.shape[-1] != d_model:
-        raise ValueError(f"x has {x.shape[-1]} features but mha has d_model = {d_model}")
-    outputs, maps = [], []
-    for head in range(mha.n_heads):
-        rows = slice(head * d_head, (head + 1) * d_head)
-        q = F.linear(x, mha.w_q.weight[rows], mha.w_q.bias[rows])   # [B, T, d_head]
-        k = F.linear(x, mha.w_k.weight[rows], mha.w_k.bias[rows])
-        v = F.linear(x, mha.w_v.weight[rows], mha.w_v.bias[rows])
-        weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(d_head), dim=-1)
-        outputs.append(weights @ v)
-        maps.append(weights)
-    return mha.w_o(torch.cat(outputs, dim=-1)), torch.stack(maps, dim=1)
+    return _heads_one_by_one(x, mha)
+
+
+def _parameter_count(d_model, n_heads, *, head_slice=("d_head", "d_model"), biases=True,
+                     output_projection=True):
+    """Parameters of multi-head attention, counted head by head.
+
+    ``head_slice``: the shape of a head's share of w_q, w_k and w_v, ``(d_head, d_model)``
+    rows by columns; ``biases``: whether biases count; ``output_projection``: whether w_o
+    counts.
+    """
+    positive_int(d_model, "d_model")
+    sizes = {"d_model": d_model, "d_head": _heads_fit(d_model, n_heads)}
+    rows, columns = (sizes[s] for s in head_slice)
+    per_head = 3 * (rows * columns + (rows if biases else 0))      # its share of q, k and v
+    w_o = d_model * d_model + (d_model if biases else 0)
+    return n_heads * per_head + (w_o if output_projection else 0)
 
 
 def mha_parameter_count(d_model, n_heads):
     """Parameters of multi-head attention: four ``d_model x d_model`` weights and four
     biases of ``d_model``. The number of heads changes how the features are split, not
-    how many there are, so the count does not depend on ``n_heads``."""
-    _positive_int(d_model, "d_model")
-    _heads_fit(d_model, n_heads)
-    return 4 * d_model * d_model + 4 * d_model
+    how many there are: h heads of ``d_head x d_model`` slices make the full matrices, so
+    the count, ``4 * d_model * d_model + 4 * d_model``, does not depend on ``n_heads``."""
+    return _parameter_count(d_model, n_heads)
+
+
+def _value_down_up(mha, head, *, read_as_in_out=(), transpose=True):
+    """``(down, up)`` of one head.
+
+    ``read_as_in_out``: the layers whose weight is read as if stored ``[in, out]`` (the
+    head's features then come from the other axis and need no transpose); ``transpose``:
+    whether the slices of the ``[out, in]`` weights are transposed into row maps.
+    """
+    d_model, d_head = _heads_of(mha)
+    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < mha.n_heads:
+        raise ValueError(f"head must be an int from 0 to {mha.n_heads - 1}, got {head!r}")
+    features = slice(head * d_head, (head + 1) * d_head)
+
+    def row_map(name: str, head_features_are: str):
+        weight = getattr(mha, name).weight.detach()
+        if name in read_as_in_out:   # features looked for on the other axis, used as they are
+            return (weight[:, features] if head_features_are == "rows" else weight[features, :]).clone()
+        block = weight[features, :] if head_features_are == "rows" else weight[:, features]
+        return (block.T if transpose else block).clone()
+
+    # The head's features are outputs of w_v (rows of [out, in]) and inputs of w_o (columns).
+    return row_map("w_v", "rows"), row_map("w_o", "columns")
 
 
 def value_down_up(mha, head):
@@ -313,10 +473,4 @@ def value_down_up(mha, head):
     output ``y`` adds ``y @ up`` to the layer's output). ``down @ up`` is the head's
     value-to-output map, of rank at most ``d_head``.
     """
-    d_model, d_head = _heads_of(mha)
-    if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < mha.n_heads:
-        raise ValueError(f"head must be an int from 0 to {mha.n_heads - 1}, got {head!r}")
-    features = slice(head * d_head, (head + 1) * d_head)
-    down = mha.w_v.weight[features, :].detach().T.clone()
-    up = mha.w_o.weight[:, features].detach().T.clone()
-    return down, up
+    return _value_down_up(mha, head)

@@ -6,9 +6,13 @@ multi-head attention by hand, and this lesson is about what goes around it. Inpu
 checked by the helpers in ``courseware.ablation``, the same ones the notebook's given lines
 call, so the reference and the exercises raise the same ``ValueError`` messages.
 
-Besides the graded API, ``SkipVariantBlock`` and ``with_skip`` answer the "why Q?"
-question of the lesson: the attention sublayer's skip can carry the token's own stream (the
-standard block), the token's value vector, or nothing.
+Each graded piece is a private core with keyword knobs, and the public reference is the
+core with every knob set right; a catalogued mistake (``exercises.py``) is the core with
+one knob turned.
+
+``SkipVariantBlock`` is not graded: the tests use it as the oracle of
+``courseware.ablation.with_attention_skip`` (what the attention skip carries: the token's
+own stream, its value vector, or nothing).
 """
 from __future__ import annotations
 
@@ -31,7 +35,6 @@ from courseware.ablation import (
     check_model_sizes,
     check_steps_and_seed,
     layer_outputs,
-    load_weights,
     progress,
 )
 
@@ -42,18 +45,31 @@ __all__ = [
     "train",
     "run_ablation",
     "SkipVariantBlock",
-    "with_skip",
 ]
 
+BLOCK_INPUT, UPDATED = "the block's input", "the updated stream"
 
-class Block(nn.Module):
-    """Pre-norm transformer block: ``x = x + attn(ln1(x))``, then ``x = x + mlp(ln2(x))``.
 
-    With ``residual=False`` both skips go: ``x = attn(ln1(x))``, then ``x = mlp(ln2(x))``.
-    Self-attention without a mask: every token attends to every token.
+# ----------------------------------------------------------------------------- Block
+
+class _Block(nn.Module):
+    """The block, with knobs (right by default):
+
+    * ``norm_at``: where each sublayer's LayerNorm sits: ``"branch"`` (pre-norm: only the
+      sublayer reads the normalised stream), ``"stream"`` (the stream itself is normalised,
+      so the skip carries ln(x)) or ``"after"`` (post-norm: ``ln(x + sublayer(x))``);
+    * ``keys_values``: what attention takes its keys and values from: ``"normalised"``
+      (the same ln1(x) as its queries) or ``"raw"`` (x itself);
+    * ``mlp_norm``: the LayerNorm in front of the MLP, ``"ln2"`` or ``"ln1"``;
+    * ``mlp_reads`` and ``mlp_skip_from``: what the MLP sublayer reads and what its skip
+      carries, ``UPDATED`` (the stream after attention) or ``BLOCK_INPUT``;
+    * ``residual_removes``: the skips that ``residual=False`` removes;
+    * ``causal``: whether attention masks the future keys.
     """
 
-    def __init__(self, d_model, n_heads, d_ff, residual=True):
+    def __init__(self, d_model, n_heads, d_ff, residual=True, *, norm_at="branch",
+                 keys_values="normalised", mlp_norm="ln2", mlp_reads=UPDATED,
+                 mlp_skip_from=UPDATED, residual_removes=("attention", "mlp"), causal=False):
         super().__init__()
         check_block_sizes(d_model, n_heads, d_ff)
         self.d_model, self.residual = d_model, bool(residual)
@@ -61,53 +77,150 @@ class Block(nn.Module):
         self.attn = nn.MultiheadAttention(d_model, n_heads, batch_first=True)
         self.ln2 = nn.LayerNorm(d_model)
         self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
-
-    def attend(self, h):
-        return self.attn(h, h, h, need_weights=False)[0]
+        self.norm_at, self.keys_values, self.mlp_norm = norm_at, keys_values, mlp_norm
+        self.mlp_reads, self.mlp_skip_from = mlp_reads, mlp_skip_from
+        self.residual_removes, self.causal = tuple(residual_removes), causal
 
     def forward(self, x):
         x = as_stream(x, self.d_model)
-        h = self.ln1(x)
-        x = x + self.attend(h) if self.residual else self.attend(h)
-        h = self.ln2(x)
-        return x + self.mlp(h) if self.residual else self.mlp(h)
+        attention_skip = self.residual or "attention" not in self.residual_removes
+        mlp_skip = self.residual or "mlp" not in self.residual_removes
+        y = self._sublayer(x, x, self.ln1, lambda h: self._attend(h, x), attention_skip)
+        reads = x if self.mlp_reads == BLOCK_INPUT else y
+        skip = x if self.mlp_skip_from == BLOCK_INPUT else y
+        norm = self.ln1 if self.mlp_norm == "ln1" else self.ln2
+        return self._sublayer(reads, skip, norm, self.mlp, mlp_skip)
+
+    def _sublayer(self, x, skip, norm, layer, keep_skip):
+        """``skip + layer(norm(x))``, or ``layer(norm(x))`` without the skip."""
+        if self.norm_at == "after":
+            out = layer(x)
+            return norm(skip + out) if keep_skip else norm(out)
+        h = norm(x)
+        if self.norm_at == "stream":
+            skip = h
+        out = layer(h)
+        return skip + out if keep_skip else out
+
+    def _attend(self, h, x):
+        kv = x if self.keys_values == "raw" else h
+        mask = None
+        if self.causal:
+            T = h.shape[1]
+            mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=h.device), diagonal=1)
+        return self.attn(h, kv, kv, attn_mask=mask, need_weights=False)[0]
 
 
-class TinyTransformer(nn.Module):
-    """Token and position embeddings, ``n_layers`` Blocks, a final LayerNorm and a linear
-    head: ``tokens [batch, T]`` (T <= seq_len) to ``logits [batch, T, vocab_size]``."""
+class Block(_Block):
+    """Pre-norm transformer block: ``x = x + attn(ln1(x))``, then ``x = x + mlp(ln2(x))``.
 
-    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True):
+    With ``residual=False`` both skips go: ``x = attn(ln1(x))``, then ``x = mlp(ln2(x))``.
+    Self-attention without a mask: every token attends to every token.
+    """
+
+    def __init__(self, d_model, n_heads, d_ff, residual=True):
+        super().__init__(d_model, n_heads, d_ff, residual)
+
+
+# ----------------------------------------------------------------------------- TinyTransformer
+
+class _TinyTransformer(nn.Module):
+    """The model, with knobs (right by default): ``blocks_get_residual`` (the flag is
+    passed on to every Block), ``one_block_shared`` (one Block object in every layer),
+    ``positions`` (the position embedding is added) and ``final_norm`` (``ln_f`` before
+    the head)."""
+
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True, *,
+                 blocks_get_residual=True, one_block_shared=False, positions=True,
+                 final_norm=True):
         super().__init__()
         check_model_sizes(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len)
         self.vocab_size, self.seq_len, self.residual = vocab_size, seq_len, bool(residual)
+        self.positions, self.final_norm = positions, final_norm
         self.tok_emb = nn.Embedding(vocab_size, d_model)
         self.pos_emb = nn.Embedding(seq_len, d_model)
-        self.blocks = nn.ModuleList(
-            [Block(d_model, n_heads, d_ff, residual=residual) for _ in range(n_layers)]
-        )
+        flag = {"residual": residual} if blocks_get_residual else {}
+        if one_block_shared:
+            blocks = [Block(d_model, n_heads, d_ff, **flag)] * n_layers
+        else:
+            blocks = [Block(d_model, n_heads, d_ff, **flag) for _ in range(n_layers)]
+        self.blocks = nn.ModuleList(blocks)
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
     def forward(self, tokens):
         tokens = as_tokens(tokens, self.vocab_size, self.seq_len)
-        positions = torch.arange(tokens.shape[1], device=tokens.device)
-        x = self.tok_emb(tokens) + self.pos_emb(positions)
+        x = self.tok_emb(tokens)
+        if self.positions:
+            x = x + self.pos_emb(torch.arange(tokens.shape[1], device=tokens.device))
         for block in self.blocks:
             x = block(x)
-        return self.head(self.ln_f(x))
+        return self.head(self.ln_f(x) if self.final_norm else x)
+
+
+class TinyTransformer(_TinyTransformer):
+    """Token and position embeddings, ``n_layers`` Blocks, a final LayerNorm and a linear
+    head: ``tokens [batch, T]`` (T <= seq_len) to ``logits [batch, T, vocab_size]``."""
+
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True):
+        super().__init__(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual)
+
+
+# ----------------------------------------------------------------------------- token_similarity
+
+def _token_similarity(h, *, normalise_dim=-1, cosine=True, self_pairs=False,
+                      pool_batch=False, batch_mean=True):
+    """The similarity, with knobs (right by default): the axis the vectors are normalised
+    along, whether they are normalised at all (``cosine``), whether each token's pair with
+    itself counts, whether the tokens of all sequences are pooled into one set, and
+    whether the per-sequence values are averaged into one float."""
+    h = as_hidden(h)
+    if pool_batch:
+        h = h.reshape(-1, h.shape[-1])
+    unit = h / h.norm(dim=normalise_dim, keepdim=True).clamp_min(1e-8) if cosine else h
+    cos = unit @ unit.transpose(-1, -2)                       # [..., T, T]
+    T = h.shape[-2]
+    if self_pairs:
+        per_sequence = cos.mean(dim=(-1, -2))
+    else:
+        off_diagonal = cos.sum(dim=(-1, -2)) - cos.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
+        per_sequence = off_diagonal / (T * (T - 1))
+    return float(per_sequence.mean()) if batch_mean else per_sequence
 
 
 def token_similarity(h) -> float:
     """Mean cosine similarity over all pairs of distinct tokens of each sequence, averaged
     over the batch. ``h: [..., T, d]`` with T >= 2. Near 1: every token points the same way
     (rank collapse). Norms are clamped at 1e-8, as in ``F.cosine_similarity``."""
-    h = as_hidden(h)
-    unit = h / h.norm(dim=-1, keepdim=True).clamp_min(1e-8)
-    cos = unit @ unit.transpose(-1, -2)                       # [..., T, T]
-    T = h.shape[-2]
-    off_diagonal = cos.sum(dim=(-1, -2)) - cos.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
-    return float((off_diagonal / (T * (T - 1))).mean())
+    return _token_similarity(h)
+
+
+# ----------------------------------------------------------------------------- train
+
+def _train(model, task, steps, seed, *, zero_grad="before backward", loss_over="every position"):
+    """The training loop, with knobs (right by default): when the gradients are cleared
+    (``"before backward"``, ``"before step"`` or ``"never"``) and which positions the
+    loss covers (``"every position"`` or ``"last position"``)."""
+    steps, seed = check_steps_and_seed(steps, seed)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    model.train()
+    losses = []
+    for _ in progress(range(steps), "training", leave=False):
+        tokens, targets = task.sample(generator)
+        logits = model(tokens)
+        if loss_over == "last position":
+            loss = F.cross_entropy(logits[:, -1], targets[:, -1])
+        else:
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        if zero_grad == "before backward":
+            optimizer.zero_grad()
+        loss.backward()
+        if zero_grad == "before step":
+            optimizer.zero_grad()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
 
 
 def train(model, task, steps, seed) -> list[float]:
@@ -117,21 +230,10 @@ def train(model, task, steps, seed) -> list[float]:
     ``seed``. The loss is the cross-entropy over every position, and each entry of the
     result is the loss of a step before its update, as a Python float.
     """
-    steps, seed = check_steps_and_seed(steps, seed)
-    generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
-    model.train()
-    losses = []
-    for _ in progress(range(steps), "training", leave=False):
-        tokens, targets = task.sample(generator)
-        logits = model(tokens)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    return losses
+    return _train(model, task, steps, seed)
 
+
+# ----------------------------------------------------------------------------- run_ablation
 
 def _similarities(model, tokens) -> list[float]:
     return [token_similarity(h) for h in layer_outputs(model, tokens)]
@@ -167,6 +269,8 @@ def run_ablation(depths, steps, seed) -> list[dict]:
     return rows
 
 
+# ----------------------------------------------------------------------------- the why-Q oracle
+
 class SkipVariantBlock(Block):
     """A Block whose attention skip carries ``skip``:
 
@@ -192,21 +296,11 @@ class SkipVariantBlock(Block):
     def forward(self, x):
         x = as_stream(x, self.d_model)
         h = self.ln1(x)
+        attended = self.attn(h, h, h, need_weights=False)[0]
         if self.skip == "stream":
-            x = x + self.attend(h)
+            x = x + attended
         elif self.skip == "value":
-            x = self.values(h) + self.attend(h)
+            x = self.values(h) + attended
         else:
-            x = self.attend(h)
+            x = attended
         return x + self.mlp(self.ln2(x))
-
-
-def with_skip(model, skip):
-    """``model`` with each of its ``blocks`` replaced by a ``SkipVariantBlock`` that holds
-    the same weights."""
-    for i, block in enumerate(model.blocks):
-        d_model = block.ln1.normalized_shape[0]
-        variant = SkipVariantBlock(d_model, block.attn.num_heads, block.mlp[0].out_features, skip)
-        variant.to(next(block.parameters()).dtype)
-        model.blocks[i] = load_weights(variant, block.state_dict())
-    return model
