@@ -272,12 +272,11 @@ def gradient_profile(model, tokens, targets) -> dict:
     handles = _stream_hooks(model, keep)
     model.zero_grad(set_to_none=True)
     try:
-        logits = model(tokens)
+        out = model(tokens)
     finally:
         for h in handles:
             h.remove()
-    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                                             targets.reshape(-1))
+    loss = torch.nn.functional.cross_entropy(out.flatten(0, -2), targets.flatten())
     loss.backward()
     block = [
         math.sqrt(sum(float(p.grad.pow(2).sum()) for p in b.parameters() if p.grad is not None))
@@ -352,13 +351,13 @@ def run_skip_variants(TinyTransformer, train, depth: int, steps: int, seed: int 
     """Train one model per kind of attention skip, all from the same initial weights.
 
     Each model is ``TinyTransformer(**MODEL, n_layers=depth)`` (the learner's own, built
-    after ``torch.manual_seed(seed)``) with its attention skips changed by
+    right after torch's random generator is seeded with ``seed``) with its attention skips changed by
     ``with_attention_skip``; the MLP sublayers keep their standard skip. Returns
     ``{skip: losses}``, the losses from ``train``.
     """
     results = {}
     for skip in skips:
-        torch.manual_seed(seed)
+        torch.random.manual_seed(seed)
         model = with_attention_skip(TinyTransformer(**MODEL, n_layers=depth, residual=True), skip)
         results[skip] = train(model, TASK, steps, seed)
     return results

@@ -36,7 +36,7 @@ def split_picture(x, n_heads: int):
     """
     x = _np(x)
     tokens, d_model = x.shape
-    d_head = d_model // n_heads
+    d_head = x.shape[1] // n_heads
     # Cell (head, t, j) of each head's [T, d_head] matrix, and the (row, column) of x it is
     # read from: by the definition of a head, or as the n-th number of x in memory order.
     head, t, j = np.meshgrid(np.arange(n_heads), np.arange(tokens), np.arange(d_head),

@@ -102,7 +102,7 @@ def training_budget(full: int = 600, graded: int = 150) -> int:
 
 
 def build_model(attention_cls, task: BackwardsPlusMax, seed: int = 0, **sizes) -> TinyEncoderDecoder:
-    torch.manual_seed(seed)
+    torch.random.manual_seed(seed)
     return TinyEncoderDecoder(attention_cls, task, **sizes)
 
 
@@ -120,10 +120,10 @@ def train(model: TinyEncoderDecoder, task: BackwardsPlusMax, steps: int, seed: i
                 src, tgt = task.batch(batch_size, generator)
                 logits, _ = model(src)
                 loss = F.cross_entropy(logits.reshape(-1, task.n_outputs), tgt.reshape(-1))
-                optimizer.zero_grad()
+                optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
-                losses.append(loss.item())
+                losses.append(float(loss))
     finally:
         model.eval()
     return losses, time.perf_counter() - start

@@ -67,6 +67,7 @@ class Lesson:
         self.answers: dict[str, str] = {}  # answer grade_id -> honest code
         self.tests: dict[str, tuple[float, str]] = {}  # test grade_id -> (points, answer grade_id)
         self.exercise: dict[str, str] = {}  # answer grade_id -> exercise its tests check
+        self.target: dict[str, str] = {}  # answer grade_id -> the name its tests check
         current = ""
         for cell in self.source["cells"]:
             m = meta(cell)
@@ -80,6 +81,7 @@ class Lesson:
                     if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "check"
                             and node.args and isinstance(node.args[0], ast.Constant)):
                         self.exercise.setdefault(current, node.args[0].value)
+                        self.target.setdefault(current, node.args[1].id)
 
     # ------------------------------------------------------------------ notebooks
     def notebook(self, answers: dict[str, str] | None = None) -> dict:

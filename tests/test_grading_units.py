@@ -87,16 +87,21 @@ def test_a_zip_without_course_assignments_is_refused(tmp_path):
 
 # ------------------------------------------------------------------ sandbox
 
-def test_the_sandbox_sees_the_python_and_the_course_packages_but_no_course_data(tmp_path, monkeypatch):
+def test_the_sandbox_sees_the_python_and_the_kit_but_no_course_data(tmp_path, monkeypatch):
     course = tmp_path / "course"
     (course / "solutions").mkdir(parents=True)
+    kit = tmp_path / "scratch" / "kit"
+    kit.mkdir(parents=True)
     monkeypatch.chdir(course)
     secrets = [course, tmp_path / "submitted", tmp_path / "out", course / "gradebook.db"]
-    binds, _ = readonly_paths(course, secrets)
+    binds, _ = readonly_paths(kit, secrets)
     for path in binds:
-        for secret in secrets:
+        for secret in [*secrets, ROOT / "grader", ROOT / "solutions"]:
             assert not (str(secret) + "/").startswith(path.rstrip("/") + "/"), (path, secret)
-    assert str(ROOT / "grader") in binds and str(ROOT / "courseware") in binds
+    assert str(kit) in binds
+    # The instructor's side of the package (this checkout) is not there at all.
+    assert not any(p.startswith(str(ROOT / "grader")) or p.startswith(str(ROOT / "courseware"))
+                   for p in binds)
     assert str(ROOT) not in binds and "/" not in binds
 
 
@@ -138,29 +143,41 @@ def _test_cell(outputs=(), points=2):
     return cell
 
 
-@pytest.mark.parametrize("run, outputs, status, points, phrase", [
-    (CellRun(0, "ok"), [{"output_type": "stream", "name": "stdout", "text": "✓ x: all pass\n"}], "passed", 2, "✓ x: all pass"),
-    (CellRun(0, "ok"), [{"output_type": "execute_result", "data": {"text/plain": "0.5"}, "metadata": {},
-                         "execution_count": 1}], "passed", 0.5, "passed"),
-    (CellRun(0, "error", "CheckFailed", "x is not right yet."), [], "failed", 0, "x is not right yet."),
-    (CellRun(0, "error", "NameError", "name 'x' is not defined"), [], "error", 0, "NameError: name 'x'"),
-    (CellRun(0, "error", "CheckFailed", "x raised MemoryError: Unable to allocate"), [], "memory", 0, "Unable"),
-    (CellRun(0, "timeout", detail="stopped after 3 s"), [], "timeout", 0, "stopped after 3 s"),
-    (CellRun(0, "died", detail="process stopped"), [], "error", 0, "process stopped"),
-    (CellRun(0, "memory", detail="more than 10 MB"), [], "memory", 0, "more than 10 MB"),
+def _incident(status, detail):
+    run = CellRun(0, status, detail=detail)
+    return run, {"status": "incident", "run": run}
+
+
+@pytest.mark.parametrize("run, verdict, status, points, phrase", [
+    (CellRun(0, "ok"), {"status": "passed", "message": "✓ x: all pass"}, "passed", 2, "✓ x: all pass"),
+    (CellRun(0, "error"), {"status": "failed", "message": "x is not right yet."}, "failed", 0,
+     "x is not right yet."),
+    (CellRun(0, "error"), {"status": "failed", "message": "x raised MemoryError: Unable to allocate"},
+     "memory", 0, "Unable"),
+    (CellRun(0, "error"), {"status": "error", "message": "This test has no checks."}, "error", 0, "no checks"),
+    (*_incident("timeout", "stopped after 3 s"), "timeout", 0, "stopped after 3 s"),
+    (*_incident("died", "process stopped"), "error", 0, "process stopped"),
+    (*_incident("memory", "more than 10 MB"), "memory", 0, "more than 10 MB"),
+    (CellRun(0, "wall", detail="reached its time limit"), None, "timeout", 0, "time limit"),
+    (None, None, "error", 0, "did not run"),
 ])
-def test_each_way_a_test_can_end_has_its_status(run, outputs, status, points, phrase):
-    result = score_test(_test_cell(outputs), run, None, "")
+def test_each_way_a_test_can_end_has_its_status(run, verdict, status, points, phrase):
+    """Points come from the checker's verdict alone: nothing the test cell printed counts
+    (a cell that printed a number used to be nbgrader's partial credit)."""
+    cell = _test_cell([{"output_type": "execute_result", "data": {"text/plain": "2"}, "metadata": {},
+                        "execution_count": 1}])
+    result = score_test(cell, run, verdict, None, "")
     assert (result["status"], result["points"], result["max"]) == (status, points, 2.0)
     assert phrase in result["message"]
 
 
 def test_a_test_whose_answer_did_not_finish_says_why_first():
     answer = CellRun(3, "timeout", detail="This cell was stopped after 5 s.")
-    result = score_test(_test_cell(), CellRun(0, "error", "NameError", "name 'x' is not defined"), answer, "x")
+    verdict = {"status": "failed", "message": "There is no `x` in your notebook when this test runs"}
+    result = score_test(_test_cell(), CellRun(0, "error"), verdict, answer, "x")
     assert result["status"] == "timeout"
     assert result["message"].startswith("Your answer cell `x` did not finish: This cell was stopped")
-    assert "NameError" in result["message"]
+    assert "There is no `x`" in result["message"]
 
 
 # ------------------------------------------------------------------ feedback, CSV, progress
@@ -202,9 +219,9 @@ def test_grades_csv_has_a_column_per_graded_cell_total_max_and_status():
     missing = submission_record("bob", A, [_result([{**t, "points": 0.0} for t in tests], [], "missing")], "bwrap", None)
     text = grades_csv([missing, record], ["t1", "t2", "essay"])
     assert text.splitlines() == [
-        "student,assignment,t1,t2,essay,total,max,status",
-        f"alice,{A},1,0,,1,3,graded",
-        f"bob,{A},0,0,,0,3,missing",
+        "student,assignment,t1,t2,essay,total,max,status,integrity",
+        f"alice,{A},1,0,,1,3,graded,",
+        f"bob,{A},0,0,,0,3,missing,",
     ]
     assert record["manual_max"] == 2.0 and record["tests"][0]["notebook"] == A
 

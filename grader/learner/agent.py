@@ -43,8 +43,15 @@ MAX_OUTCOME = 8 * 2**20  # characters of one encoded outcome sent back to the gr
 # ----------------------------------------------------------------------------- errors
 
 def _library_dirs() -> tuple[str, ...]:
+    """Where installed code lives: the standard library, every site-packages folder on
+    the path (a kernel started without ``site``, as at grading, has its venv's only on
+    ``sys.path``), and the course's own packages."""
+    import sysconfig
+
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # grader/
-    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, here}
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, here, os.path.dirname(os.__file__)}
+    dirs |= {sysconfig.get_paths().get(k, "") for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs |= {p for p in sys.path if os.path.basename(p.rstrip("/")) in ("site-packages", "dist-packages")}
     courseware = sys.modules.get("courseware")
     if courseware is not None and getattr(courseware, "__file__", None):
         dirs.add(os.path.dirname(os.path.abspath(courseware.__file__)))

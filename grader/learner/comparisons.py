@@ -19,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from .compare import FLOAT32, difference, to_numpy
+from .messages import and_join
 from .validation import shape_str
 
 
@@ -26,10 +27,6 @@ from .validation import shape_str
 class Difference:
     text: str
     focus: object = None  # what part of the value to show; the kind knows what it means
-
-
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _number(x) -> float | None:
@@ -215,14 +212,14 @@ def layout_difference(want: dict, got: dict) -> str | None:
     resized = [n for n in want if n in got and list(got[n]) != list(want[n])]
     parts = []
     if missing:
-        parts.append(f"it has no parameter {_and([f'`{n}`' for n in missing[:4]])}"
+        parts.append(f"it has no parameter {and_join([f'`{n}`' for n in missing[:4]])}"
                      + (" (and more)" if len(missing) > 4 else ""))
     if resized:
         n = resized[0]
         parts.append(f"`{n}` has shape {shape_str(got[n])}, expected {shape_str(want[n])}")
     if extra and not missing:
         parts.append(f"it has parameters the exercise does not ask for: "
-                     f"{_and([f'`{n}`' for n in extra[:4]])}")
+                     f"{and_join([f'`{n}`' for n in extra[:4]])}")
     return "the module your `__init__` builds does not have the layers the exercise asks " \
            f"for: {'; '.join(parts)}. {LAYOUT_HELP}"
 
@@ -265,9 +262,9 @@ class Named(Comparison):
             return None
         right = [name for name in expected if name not in wrong]
         what = self.spec.get("versus", "")
-        text = f"{_and(wrong)} {'differs' if len(wrong) == 1 else 'differ'}{what}"
+        text = f"{and_join(wrong)} {'differs' if len(wrong) == 1 else 'differ'}{what}"
         if right:
-            text += f" ({_and(right)} {'is' if len(right) == 1 else 'are'} right)"
+            text += f" ({and_join(right)} {'is' if len(right) == 1 else 'are'} right)"
         return Difference(f"{text}. In {wrong[0]}: {diffs[wrong[0]]}")
 
 
@@ -364,8 +361,9 @@ class Ablation(Comparison):
         if not math.isclose(s_with[0], s_without[0], rel_tol=1e-6, abs_tol=1e-9):
             return (f"depth {depth}: the two models start from different weights: the token "
                     f"similarity of their embeddings (before any block) is {s_with[0]:.4f} with "
-                    f"residuals and {s_without[0]:.4f} without. Call torch.manual_seed(seed) right "
-                    f"before building each model, so that the skips are the only difference")
+                    f"residuals and {s_without[0]:.4f} without. Seed torch's random generator with "
+                    f"`seed` right before building each model, so that the skips are the only "
+                    f"difference")
         loss_with, loss_without = _number(with_skips["final_loss"]), _number(without["final_loss"])
         if with_skips["losses"] == without["losses"] and s_with == s_without:
             return (f"depth {depth}: the runs with and without residuals are identical, so the "

@@ -192,7 +192,7 @@ def _torch_mha(embed_dim: int, num_heads: int, batch_first: bool = True, kdim=No
     from torch import nn
 
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.random.manual_seed(seed)
         module = nn.MultiheadAttention(embed_dim, num_heads, batch_first=batch_first, kdim=kdim,
                                        vdim=kdim)
     if state:

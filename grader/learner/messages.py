@@ -10,6 +10,11 @@ from .compare import to_numpy
 from .validation import shape_str
 
 
+def and_join(items: list[str]) -> str:
+    """``["a", "b", "c"]`` -> ``"a, b and c"``."""
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def fmt_value(x, indent: str = "    ") -> str:
     x = to_numpy(x)
     if isinstance(x, tuple):

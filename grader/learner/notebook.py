@@ -7,6 +7,7 @@ not hide the results of the others.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,8 +44,11 @@ def _stream_text(cell) -> str:
     return "".join(o.get("text", "") for o in cell.get("outputs", []) if o.output_type == "stream")
 
 
-def execute(path: Path, timeout: int = 120, env: dict | None = None) -> nbformat.NotebookNode:
-    """Run every cell of the notebook at ``path`` in its folder; return the executed copy."""
+def execute(path: Path, timeout: int = 120, env: dict | None = None,
+            python_flags: tuple[str, ...] = ()) -> nbformat.NotebookNode:
+    """Run every cell of the notebook at ``path`` in its folder; return the executed copy.
+    ``python_flags`` are given to the kernel's Python (``("-S",)``: no ``site``, so that
+    only ``PYTHONPATH`` decides what the kernel imports)."""
     nb = nbformat.read(path, as_version=4)
     run_env = dict(os.environ, **(env or {}))
     run_env.setdefault("MPLBACKEND", "Agg")
@@ -53,6 +57,9 @@ def execute(path: Path, timeout: int = 120, env: dict | None = None) -> nbformat
         resources={"metadata": {"path": str(Path(path).parent)}},
     )
     client.km = client.create_kernel_manager()
+    if python_flags:  # the kernel spec's command, with the flags (jupyter_client fills in the file)
+        client.km.kernel_spec.argv = [sys.executable, *python_flags, "-m", "ipykernel_launcher",
+                                      "-f", "{connection_file}"]
     client.start_new_kernel(env=run_env)
     client.start_new_kernel_client()
     try:

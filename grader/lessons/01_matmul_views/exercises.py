@@ -271,7 +271,9 @@ def _product_exercise(name, reference, extra, hint):
 register(
     _product_exercise(
         "matmul_dot", ref.matmul_dot, [RUNNING_TOTAL, ROW_DOT_ROW, INTEGER_ACCUMULATOR],
-        "C[i, j] is the dot product of row i of A (`A[i, :]`) and column j of B (`B[:, j]`).",
+        "C[i, j] pairs row i of A with column j of B: multiply them entry by entry and add. "
+        "Work the smallest input above by hand and find the first entry of yours that "
+        "differs.",
     ),
     _product_exercise(
         "matmul_rows", ref.matmul_rows,
@@ -292,7 +294,8 @@ register(
                 "is a combination of the rows of B: `A[i, p] * B[p, :]`.",
             ),
         ],
-        "Row i of C is the sum over p of A[i, p] times row p of B (`B[p, :]`).",
+        "Row i of C is a weighted sum of the rows of B, and its weights are row i of A. Build "
+        "row 0 of the input above by hand, term by term, and compare it with yours.",
     ),
     _product_exercise(
         "matmul_cols", ref.matmul_cols,
@@ -313,7 +316,9 @@ register(
                 "C is a combination of the columns of A: `B[p, j] * A[:, p]`.",
             ),
         ],
-        "Column j of C is the sum over p of B[p, j] times column p of A (`A[:, p]`).",
+        "Column j of C is a weighted sum of the columns of A, and its weights are column j of "
+        "B. Build column 0 of the input above by hand, term by term, and compare it with "
+        "yours.",
     ),
     _product_exercise(
         "matmul_outer", ref.matmul_outer,
@@ -329,7 +334,8 @@ register(
                 "outer product is row p of B (`B[p, :]`).",
             ),
         ],
-        "C is the sum over p of np.outer(A[:, p], B[p, :]): one rank-1 matrix per p.",
+        "C is a sum of k rank-1 matrices, one for each p, each made from a column of A and a "
+        "row of B. Print the terms for the input above and check that they add up to A B.",
     ),
 )
 
@@ -375,8 +381,9 @@ register(Exercise(
     ],
     rules=NO_LOOP_RULES,
     arg_names=("A", "B"),
-    hint="np.matmul (or @) treats every axis before the last two as a batch axis and "
-    "broadcasts them, so one call does the whole batch.",
+    hint=("NumPy's matrix product treats every axis before the last two as a batch axis and "
+          "broadcasts those axes, so one call handles the whole batch. Compare your result's "
+          "shape with the expected one above."),
 ))
 
 
@@ -431,8 +438,9 @@ register(Exercise(
     ],
     rules=EINSUM_RULES,
     arg_names=("Q", "K"),
-    hint="np.einsum('...qd,...kd->...qk', Q, K): d appears in both inputs and not in the "
-    "output, so it is summed.",
+    hint=("In an einsum, a letter that appears in both inputs but not in the output is "
+          "summed. Give each axis its own letter (the batch axes, the queries, the keys, the "
+          "features): which one do a query and a key share?"),
 ))
 
 
@@ -481,6 +489,7 @@ register(Exercise(
     ],
     bad_inputs=mixture_bad_inputs(),
     arg_names=("W", "V"),
-    hint="Check the weights first (no negatives, each row sums to 1), then return W @ V: "
-    "row i is sum over j of W[i, j] * V[j].",
+    hint=("Each row of W holds the weights of one output row: check that they are "
+          "non-negative and sum to 1 before mixing. Row i of the result mixes the rows of V "
+          "with the weights in row i of W."),
 ))

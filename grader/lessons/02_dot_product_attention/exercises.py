@@ -164,8 +164,9 @@ register(Exercise(
     ],
     rules=SOFTMAX_RULES,
     arg_names=("x",),
-    hint="Shift each slice by its own maximum, exponentiate, then divide by the sum along "
-    "the same axis, keeping the axis (keepdims=True) so the shapes line up.",
+    hint=("A softmax exponentiates and normalises along one axis. Shift each slice by its own "
+          "maximum first (the shift cancels in the division), and keep the summed axis so "
+          "that the shapes line up when you divide."),
     seed=201,
 ))
 
@@ -247,8 +248,9 @@ register(Exercise(
     ],
     rules=ATTENTION_RULES,
     arg_names=("Q", "K"),
-    hint="Entry [..., i, j] is query i dotted with key j, divided by sqrt(d_k): "
-    "Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]).",
+    hint=("Entry [..., i, j] is query i dotted with key j, divided by the square root of the "
+          "width of the keys. Check your result's shape on the input above first, then one "
+          "entry by hand."),
     seed=202,
 ))
 
@@ -358,8 +360,9 @@ register(Exercise(
     ],
     rules=ATTENTION_RULES,
     arg_names=("Q", "K", "V"),
-    hint="weights = softmax(attention_scores(Q, K), axis=-1); output = weights @ V; "
-    "return output, weights.",
+    hint=("Attention is two steps: weights from the scaled scores, by a softmax over the "
+          "keys, then a weighted sum of the value rows. The function returns both, the output "
+          "first."),
     seed=203,
 ))
 
@@ -421,8 +424,9 @@ register(Exercise(
     ],
     rules=ONE_QUERY_RULES,
     arg_names=("q", "K", "V"),
-    hint="For each key i: s_i = q·k_i / sqrt(d_k). Then weight_i = exp(s_i - max s) / "
-    "sum_j exp(s_j - max s), and the result is sum over i of weight_i * V[i].",
+    hint=("For one query: score every key, scale the scores by the square root of d_k, turn "
+          "them into weights that sum to 1 (stably), and add up the value vectors with those "
+          "weights. Redo the input above key by key."),
     seed=204,
 ))
 
@@ -483,8 +487,9 @@ register(Exercise(
     ],
     rules=ATTENTION_RULES,
     arg_names=("X", "W_q", "W_k", "W_v"),
-    hint="Project first (Q = X @ W_q, K = X @ W_k, V = X @ W_v), then return "
-    "scaled_dot_product_attention(Q, K, V).",
+    hint=("Self-attention makes the queries, keys and values from X with the three weight "
+          "matrices, then attends. Check the shapes of your projections on the input above: "
+          "d_k and d_v come from the weights."),
     seed=205,
 ))
 
@@ -561,6 +566,8 @@ register(Exercise(
     rules=VARIANCE_RULES,
     compare={"kind": "accepted"},
     arg_names=("d_k", "n_samples", "seed"),
-    hint="One score per sample: s = np.sum(q * k, axis=-1), then np.var(s).",
+    hint=("The experiment measures the spread of the raw dot product q·k: one number per "
+          "sample, then how spread out those numbers are. Keep the given lines that draw the "
+          "samples, so that the check can repeat your draws."),
     seed=206,
 ))

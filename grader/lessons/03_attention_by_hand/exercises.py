@@ -264,8 +264,9 @@ register(
         ],
         compare=EXACT,
         arg_names=("K", "Q"),
-        hint="Entry [i, j] is the dot product of column i of K (key i) and column j of Q "
-        "(query j): K.T times Q.",
+        hint=("With tokens as columns, entry [i, j] is key i dotted with query j: a column of "
+              "K with a column of Q. On the input above, check the shape first: one row per "
+              "key, one column per query."),
         seed=301,
     ),
     Exercise(
@@ -286,8 +287,9 @@ register(
         ],
         compare=EXACT,
         arg_names=("S",),
-        hint="floor(s / 2) is the largest whole number at most s / 2; for negative s it goes "
-        "further from zero: floor(-1/2) = -1. math.floor(s / 2) or s // 2 do it exactly.",
+        hint=("floor(s / 2) is the largest whole number that is at most s / 2; below zero it "
+              "moves away from zero (floor(-1/2) is -1). Try the negative odd scores of the "
+              "input above."),
         seed=302,
     ),
     Exercise(
@@ -310,8 +312,9 @@ register(
         ],
         compare=EXACT,
         arg_names=("S",),
-        hint="Raise 3 to every entry (Fraction(3) ** s, entry by entry), add up each column, and divide "
-        "each entry by its column's sum. Every column of the result sums to exactly 1.",
+        hint=("Each column holds one query's weights: raise 3 to each entry of the column, "
+              "exactly, as fractions, then divide by that column's sum. Every column of the "
+              "result must sum to exactly 1."),
         seed=303,
     ),
     Exercise(
@@ -337,9 +340,10 @@ register(
         ],
         compare=STEPS_COMPARED,
         arg_names=("X", "W_Q", "W_K", "W_V"),
-        hint="Follow the worksheet: Q = W_Q X, K = W_K X, V = W_V X, scores = Kᵀ Q, scaled = "
-        "floor(scores / 2), A = 3**scaled normalised per column, Z = V A. Use your functions "
-        "from above for the middle steps.",
+        hint=("Follow the worksheet step by step: the projections, the scores, the floor, the "
+              "powers of 3 normalised per column, then Z from V and A. The message shows the "
+              "first step that differs: fix that one first (your functions above do the "
+              "middle steps)."),
         seed=304,
     ),
     Exercise(
@@ -365,9 +369,9 @@ register(
         ],
         compare=STEPS_COMPARED,
         arg_names=("X_rows", "W_Q", "W_K", "W_V"),
-        hint="With tokens as rows: Q = X_rows W_Qᵀ, scores = Q Kᵀ, scaled = floor(scores / 2), "
-        "A normalises each row of 3**scaled, Z = A V. Each result is the transpose of the "
-        "column convention's.",
+        hint=("With tokens as rows, every step is the transpose of the column convention's: "
+              "check which side each matrix is multiplied from, and which axis of A sums to "
+              "1."),
         seed=305,
     ),
 )
@@ -501,7 +505,7 @@ def _worksheet_step(step: str) -> Exercise:
         ],
         driver={"kind": "value"},
         record=lambda key: seal_key(key, SALT),
-        hint=f"{step} = {STEP_INFO[step]['what']}",
+        hint=STEP_INFO[step]["what"],
     )
 
 

@@ -64,8 +64,8 @@ register(Exercise(
         BadInput(Case((2.5,)), "T = 2.5 is not a whole number"),
     ],
     arg_names=("T",),
-    hint="Entry [i, j] is True when key j is not after query i (j ≤ i): np.tril of a "
-    "[T, T] array of True.",
+    hint=("Row i of the mask belongs to query i, which may attend to key j when j is not "
+          "after i. Look at row 0 and at the diagonal of your mask for the input above."),
     seed=401,
 ))
 
@@ -104,8 +104,8 @@ register(Exercise(
     ],
     bad_inputs=[BadInput(Case((-1,)), "T = -1 is not a sequence length")],
     arg_names=("T",),
-    hint="Keys are rows and queries are columns now: the causal mask is the transpose of "
-    "the row-convention one, np.triu.",
+    hint=("Here keys are rows and queries are columns: the mask is the row convention's, "
+          "transposed."),
     seed=402,
 ))
 
@@ -159,8 +159,9 @@ register(Exercise(
         BadInput(Case(([1.5, 2], 3)), "1.5 is not a whole number of tokens"),
     ],
     arg_names=("lengths", "T"),
-    hint="Position j of sentence b is real when j < lengths[b]: compare a row of positions "
-    "with a column of lengths and let broadcasting make the [B, T] grid.",
+    hint=("Position j of sentence b is a real token when j is less than that sentence's "
+          "length. Compare a row of positions with a column of lengths and let broadcasting "
+          "build the [B, T] grid."),
     seed=403,
 ))
 
@@ -226,8 +227,9 @@ register(Exercise(
         BadInput(Case(([2, 1], 0)), "T = 0 is not a sequence length"),
     ],
     arg_names=("lengths", "T"),
-    hint="Key padding is padding_mask(lengths, T)[:, None, :] ([B, 1, T], the same for every "
-    "query); & it with causal_mask(T)[None] ([1, T, T]) and broadcasting gives [B, T, T].",
+    hint=("A key may be attended when it is a real token and not in the future. The padding "
+          "part is the same for every query and the causal part the same for every sentence: "
+          "give each the axis it lacks, and combine them with a logical and."),
     seed=404,
 ))
 
@@ -348,8 +350,8 @@ register(Exercise(
         "happens to a row with no allowed key is the point of this exercise.",
     ),
     arg_names=("scores", "mask"),
-    hint="np.where(mask, scores, -np.inf), then a stable softmax over the last axis; a row "
-    "with no allowed key must give zeros, not NaN.",
+    hint=("Masked scores must drop out before the softmax, so that the weights of the allowed "
+          "keys sum to 1. A row with no allowed key gives zeros, not NaN."),
     seed=405,
 ))
 
@@ -437,8 +439,8 @@ register(Exercise(
         "attention is the oracle your function is compared with later in the lesson.",
     ),
     arg_names=("Q", "K", "V", "mask"),
-    hint="scores = Q Kᵀ / sqrt(d_k); weights = masked_softmax(scores, mask); output = "
-    "weights @ V. Return (output, weights).",
+    hint=("Masked attention is the scaled scores, your masked softmax over the keys, and the "
+          "weighted sum of the values. It returns the output and the weights, in that order."),
     seed=406,
 ))
 
@@ -495,7 +497,8 @@ register(Exercise(
         "Python loop, no running sum.",
     ),
     arg_names=("X",),
-    hint="W = np.tril(np.ones((T, T))); divide each row of W by its sum; return W @ X.",
+    hint=("Row i of the result averages tokens 0 to i. As one matrix product, that is a "
+          "lower-triangular weight matrix whose every row sums to 1."),
     seed=407,
 ))
 
@@ -552,8 +555,8 @@ register(Exercise(
     ],
     compare={"kind": "kpm"},
     arg_names=("lengths", "T"),
-    hint="Start from the padding mask (True at real tokens), invert it with ~, and return it "
-    "as a torch.bool tensor.",
+    hint=("nn.MultiheadAttention's key_padding_mask marks the keys to ignore: the opposite of "
+          "this course's padding mask. It must be a torch.bool tensor of shape [B, T]."),
     seed=408,
 ))
 
@@ -610,7 +613,8 @@ register(Exercise(
         BadInput(Case((attend_fixture("causal"), 3, 0, 0)), "d = 0 is not a feature size"),
     ],
     arg_names=("attend", "T", "d", "seed"),
-    hint="Draw X [T, d] from np.random.default_rng(seed); for every t, replace X[t + 1:] with "
-    "new random rows and check that attend(...)[:t + 1] is unchanged (np.allclose).",
+    hint=("Causal means that output t never depends on the tokens after t. Change only the "
+          "tokens after t, for every t, and check that outputs 0 to t stay the same, with X "
+          "drawn from the given seed."),
     seed=409,
 ))

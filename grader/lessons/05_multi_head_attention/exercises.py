@@ -32,6 +32,7 @@ import torch
 
 from ...learner.codec import Fixture
 from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.messages import and_join
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model, softmax_over_queries
@@ -247,8 +248,9 @@ register(Exercise(
     rules=_rules("split_heads"),
     driver=ONE_THREAD,
     arg_names=("x", "n_heads"),
-    hint="x.reshape(B, T, h, d_head) cuts each token's features into h blocks; "
-    ".transpose(1, 2) then gives [B, h, T, d_head].",
+    hint=("Each token's d_model features are cut into h blocks of d_head features, head 0 "
+          "first; then the head axis moves in front of the token axis, so that every head is "
+          "its own [T, d_head] matrix."),
     seed=501,
 ))
 
@@ -284,8 +286,8 @@ register(Exercise(
     rules=_rules("merge_heads"),
     driver=ONE_THREAD,
     arg_names=("x",),
-    hint="x.transpose(1, 2) gives [B, T, h, d_head]; .reshape(B, T, h * d_head) then "
-    "concatenates the heads of every token.",
+    hint=("This is split_heads backwards: bring the token axis back in front of the head "
+          "axis, then lay each token's heads side by side, head 0 first."),
     seed=502,
 ))
 
@@ -457,8 +459,9 @@ register(Exercise(
     ],
     rules=_rules("MultiHeadAttention", names=ATTENTION_SHORTCUTS, objects=ATTENTION_OBJECTS,
                  why=BY_HAND_WHY),
-    hint="Follow the steps: project with w_q, w_k, w_v; split_heads; scores = q kᵀ / √d_head; "
-    "masked_fill(~mask, -inf); softmax over the keys (dim=-1); weights @ v; merge_heads; w_o.",
+    hint=("Follow the forward step by step: project, split into heads, scale each head's "
+          "scores by the square root of d_head, mask, softmax over the keys, mix the values, "
+          "merge the heads, project with w_o. The message shows the first thing that differs."),
     driver={"kind": "module", "threads": 1},
     compare={"kind": "module", "items": [[1, "the weights (item 1): "],
                                          [0, "the output (item 0): "]]},
@@ -484,10 +487,6 @@ def copy_cases(rng, hidden: bool) -> list[Case]:
 BLOCK = {"w_q": "query", "w_k": "key", "w_v": "value"}
 
 
-def _and(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def _wrong_order_misconceptions() -> list[Misconception]:
     """One misconception per wrong order of the three blocks; ``order[i]`` is the layer
     that received block i (0 = query, 1 = key, 2 = value)."""
@@ -498,7 +497,7 @@ def _wrong_order_misconceptions() -> list[Misconception]:
         wrong = [f"the {block} block into {layer}"
                  for layer, block in zip(order, ("query", "key", "value")) if BLOCK[layer] != block]
         message = (
-            f"you copied {_and(wrong)}. "
+            f"you copied {and_join(wrong)}. "
             f"in_proj_weight stacks the three blocks in the order query, key, value: w_q ← rows "
             f"0:d, w_k ← rows d:2d, w_v ← rows 2d:3d (and the same slices of in_proj_bias)."
         )
@@ -561,9 +560,9 @@ register(Exercise(
                  "theirs has separate key and value sizes (kdim=3), so no in_proj_weight"),
     ],
     rules=_rules("copy_from_torch"),
-    hint="in_proj_weight is [3·d, d]: rows 0:d are w_q's weight, d:2d w_k's, 2d:3d w_v's, "
-    "each already stored [out, in]; in_proj_bias is split the same way; out_proj is w_o. "
-    "Copy inside `with torch.no_grad():`.",
+    hint=("in_proj_weight stacks the query, key and value weights in three blocks of d rows, "
+          "each stored [out, in] like an nn.Linear weight; in_proj_bias is cut the same way, "
+          "and out_proj does w_o's job. Copy without recording gradients."),
     driver={"kind": "call", "threads": 1, "state_of": 0},
     compare={"kind": "named", "versus": " from torch's"},
     arg_names=("ours", "theirs"),
@@ -626,9 +625,10 @@ register(Exercise(
     ],
     rules=_rules("heads_one_by_one", names=ATTENTION_SHORTCUTS, objects=ATTENTION_OBJECTS,
                  why=BY_HAND_WHY),
-    hint="For head i take rows i*d_head:(i+1)*d_head of mha.w_q.weight (and its bias), the "
-    "same for w_k and w_v; attend with scale √d_head; concatenate the heads' outputs along "
-    "the last axis and apply mha.w_o; stack the maps on dim=1.",
+    hint=("Head i uses its own block of d_head output features of w_q, w_k and w_v (rows of "
+          "an nn.Linear weight, with their biases) and attends with the scale of d_head; the "
+          "heads' outputs are concatenated and projected with w_o, and the maps stacked with "
+          "the head axis second."),
     driver=ONE_THREAD,
     arg_names=("x", "mha"),
     seed=505,
@@ -683,7 +683,8 @@ register(Exercise(
     rules=_rules("mha_parameter_count", names=COUNT_NAMES, objects=ATTENTION_OBJECTS,
                  why=COUNT_WHY),
     arg_names=("d_model", "n_heads"),
-    hint="Four projections, each a d_model × d_model weight and a d_model bias. Does h appear?",
+    hint=("Count the weights and the biases of the four projections. Does the number of heads "
+          "change any of their sizes?"),
     seed=506,
 ))
 
@@ -737,7 +738,10 @@ register(Exercise(
         BadInput(Case((heads_fixture(4, 2, 0), 0.5)), "head is a float"),
     ],
     rules=_rules("value_down_up"),
-    hint=f"{DOWN_UP}; then x @ down @ up is this head's value-to-output map.",
+    hint=("A head's value-down map reads d_model features and writes the head's d_head "
+          "features (a part of w_v); its value-up map reads those d_head features (a part of "
+          "w_o). nn.Linear stores its weight as [out, in]: find the head's rows or columns, "
+          "then think about the row convention."),
     driver=ONE_THREAD,
     arg_names=("mha", "head"),
     seed=507,

@@ -212,9 +212,9 @@ register(Exercise(
         ),
     ],
     bad_inputs=_block_bad_inputs(),
-    hint="Pre-norm: `h = self.ln1(x)`, then `x = x + self.attn(h, h, h, need_weights=False)[0]`; "
-    "then the same with ln2 and mlp. nn.MultiheadAttention returns a pair (output, weights): "
-    "keep the output. With residual=False, leave out both `x +`.",
+    hint=("In a pre-norm block each sublayer reads a normalised copy of the stream and adds "
+          "its result back to the stream; with residual=False nothing is added back. "
+          "nn.MultiheadAttention returns a pair, the output and the weights."),
 ))
 
 
@@ -295,9 +295,9 @@ register(Exercise(
         ),
     ],
     bad_inputs=_model_bad_inputs(),
-    hint="Embed: `self.tok_emb(tokens) + self.pos_emb(torch.arange(T))`; run every block in "
-    "order; then `self.head(self.ln_f(x))`. Pass `residual` on to every Block. This model uses "
-    "your Block, so make Block's check pass first.",
+    hint=("Embed the tokens and their positions, run every block in order, then normalise "
+          "once more before the output head, and pass residual on to every block. This model "
+          "uses your Block: make Block's check pass first."),
 ))
 
 
@@ -372,9 +372,9 @@ register(Exercise(
         BadInput(Case((torch.ones(2, 1, 3, dtype=torch.float64),)),
                  "every sequence of h has a single token"),
     ],
-    hint="`unit = h / h.norm(dim=-1, keepdim=True)`, then `unit @ unit.transpose(-1, -2)` holds "
-    "every pair's cosine; average the off-diagonal entries of each sequence, then over the "
-    "batch, and return a float.",
+    hint=("Compare directions, not lengths: normalise each token vector, take the cosine of "
+          "every pair of distinct tokens of a sequence (not of a token with itself), average "
+          "within each sequence, then over the batch, and return a Python float."),
 ))
 
 
@@ -427,14 +427,14 @@ register(Exercise(
         Misconception(
             "gradients never cleared", knob(ref._train, zero_grad="never"),
             "your losses match on the first step and drift after it: the gradients are "
-            "never cleared, so each step adds to the sum of all earlier ones. Call "
-            "`optimizer.zero_grad()` once per step, before `loss.backward()`.",
+            "never cleared, so each step adds its gradients to the sum of all earlier ones "
+            "(backward accumulates). Clear them once per step, before backpropagating.",
         ),
         Misconception(
             "gradients cleared before the update", knob(ref._train, zero_grad="before step"),
-            "your model never changes: `optimizer.zero_grad()` runs between "
-            "`loss.backward()` and `optimizer.step()`, so every update uses zero gradients. "
-            "The order is zero_grad, backward, step.",
+            "your model never changes: the gradients are cleared between backpropagating and "
+            "the optimizer's step, so every update uses zero gradients. Clear the old ones "
+            "first, then backpropagate, then step.",
         ),
         Misconception(
             "loss on the last position only", knob(ref._train, loss_over="last position"),
@@ -448,9 +448,9 @@ register(Exercise(
         BadInput(Case((toy_model(1, 0), toy_task(2), 2.5, 0)), "steps is 2.5, not a whole number"),
         BadInput(Case((toy_model(1, 0), toy_task(2), 3, -1)), "seed is negative"),
     ],
-    hint="Each step: `tokens, targets = task.sample(generator)`, logits = model(tokens), "
-    "cross-entropy over every position, then `optimizer.zero_grad()`, `loss.backward()`, "
-    "`optimizer.step()`, and append `loss.item()`.",
+    hint=("One training step: a batch from the task's generator, the loss over every "
+          "position, then clear the old gradients, backpropagate and update, in that order; "
+          "record each step's loss as a Python float."),
 ))
 
 
@@ -478,7 +478,7 @@ register(Exercise(
         BadInput(Case(([1, 0], 5, 0)), "a depth of 0 has no blocks"),
         BadInput(Case(([1], 0, 0)), "steps is 0"),
     ],
-    hint="For each depth, and residual in (True, False): torch.manual_seed(seed), build the "
-    "model, measure the similarity after each layer, train, measure again, and append one "
-    "dict with the six keys.",
+    hint=("Both models of a depth must start from the same weights: seed torch's random "
+          "generator right before building each. For each run, measure the similarities "
+          "before and after training, and append one row with the six keys."),
 ))

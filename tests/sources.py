@@ -1,0 +1,214 @@
+"""Source code for a catalogued mistake, to paste into a notebook's answer cell.
+
+A mistake is the reference with one knob changed (``grader.lessons.knob``): a
+``functools.partial`` of a core function or class, sometimes a class made on the fly
+whose methods are partials. :func:`answer_source` writes Python that defines a name to
+behave exactly like such an object: the source of every function and class of the
+instructor's side it needs (inlined, since a learner's copy of the course has none of
+them), imports for everything else, and the partials as expressions.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import textwrap
+import types
+
+INLINE = ("grader.lessons", "grader.reference")
+SIMPLE = (int, float, str, bool, type(None), complex)
+
+
+def _simple(value) -> bool:
+    if isinstance(value, SIMPLE):
+        return True
+    if isinstance(value, (tuple, list, frozenset, set)):
+        return all(_simple(v) for v in value)
+    if isinstance(value, dict):
+        return all(_simple(k) and _simple(v) for k, v in value.items())
+    return False
+
+
+def _inline(obj) -> bool:
+    module = getattr(obj, "__module__", "") or ""
+    return module.startswith(INLINE)
+
+
+def _codes(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+class _Writer:
+    def __init__(self):
+        self.imports: list[str] = []
+        self.defs: list[str] = []
+        self.names: dict[int, str] = {}  # id(object) -> the name it is defined under
+        self.counter = 0
+
+    def fresh(self, stem: str) -> str:
+        self.counter += 1
+        return f"_{stem.strip('_')}_{self.counter}"
+
+    # -------------------------------------------------------------- expressions
+    def expr(self, value) -> str:
+        if _simple(value):
+            return repr(value)
+        if isinstance(value, functools.partial):
+            args = [self.expr(a) for a in value.args]
+            kwargs = [f"{k}={self.expr(v)}" for k, v in value.keywords.items()]
+            self.imports.append("import functools")
+            return f"functools.partial({', '.join([self.expr(value.func), *args, *kwargs])})"
+        if isinstance(value, functools.partialmethod):
+            kwargs = [f"{k}={self.expr(v)}" for k, v in value.keywords.items()]
+            args = [self.expr(a) for a in value.args]
+            self.imports.append("import functools")
+            return f"functools.partialmethod({', '.join([self.expr(value.func), *args, *kwargs])})"
+        if isinstance(value, types.ModuleType):
+            self.imports.append(f"import {value.__name__}")
+            return value.__name__
+        if isinstance(value, (types.FunctionType, type)):
+            return self.define(value)
+        module, name = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+        if module and name and "<" not in name and "." not in name:
+            self.imports.append(f"from {module} import {name}")
+            return name
+        raise TypeError(f"cannot write {value!r} as source")
+
+    # -------------------------------------------------------------- definitions
+    def define(self, obj) -> str:
+        if id(obj) in self.names:
+            return self.names[id(obj)]
+        if not _inline(obj):
+            module = obj.__module__
+            if module == "builtins":
+                return obj.__name__
+            self.imports.append(f"from {module} import {obj.__qualname__.split('.')[0]}")
+            return obj.__qualname__
+        if isinstance(obj, type):
+            return self._class(obj)
+        return self._function(obj)
+
+    def _needs(self, code: types.CodeType, scope: dict) -> None:
+        """Define or import every global the code uses."""
+        self._need_names([n for inner in _codes(code) for n in inner.co_names], scope)
+
+    def _need_names(self, names, scope: dict) -> None:
+        import builtins
+
+        for name in names:
+            if name not in scope or name in self._defined_globals:
+                continue
+            value = scope[name]
+            self._defined_globals.add(name)
+            if isinstance(value, types.ModuleType):
+                self.imports.append(f"import {value.__name__} as {name}")
+            elif isinstance(value, (types.FunctionType, type)) and _inline(value):
+                defined = self.define(value)
+                if defined != name:
+                    self.defs.append(f"{name} = {defined}")
+            elif isinstance(value, (types.FunctionType, type, types.BuiltinFunctionType)) \
+                    or callable(value) and hasattr(value, "__module__"):
+                module = getattr(value, "__module__", None)
+                qualname = getattr(value, "__qualname__", getattr(value, "__name__", name))
+                if module and "." not in qualname and "<" not in qualname:
+                    self.imports.append(f"from {module} import {qualname} as {name}")
+                else:
+                    self.defs.append(f"{name} = {self.expr(value)}")
+            elif _simple(value):
+                self.defs.append(f"{name} = {value!r}")
+            elif hasattr(builtins, name):
+                continue
+            else:
+                statement = _statement(scope, name)
+                if statement is None:
+                    self.defs.append(f"{name} = {self.expr(value)}")
+                else:  # a table of lambdas, say: its own source, and what it uses
+                    text, used = statement
+                    self._need_names(used, scope)
+                    self.defs.append(text)
+
+    _defined_globals: set
+
+    def _function(self, fn: types.FunctionType) -> str:
+        self.names[id(fn)] = fn.__name__
+        source = textwrap.dedent(inspect.getsource(fn))
+        self._needs(fn.__code__, fn.__globals__)
+        self._need_names(_signature_names(source), fn.__globals__)
+        self.defs.append(source)
+        return fn.__name__
+
+    def _class(self, cls: type) -> str:
+        try:
+            source = textwrap.dedent(inspect.getsource(cls))
+            static = f"class {cls.__name__}" in source
+        except (OSError, TypeError):
+            static = False
+        if static:
+            self.names[id(cls)] = cls.__name__
+            for base in cls.__bases__:
+                if base is not object:
+                    self.expr(base)
+            for value in vars(cls).values():
+                func = getattr(value, "__func__", value)
+                if isinstance(func, types.FunctionType):
+                    self._needs(func.__code__, func.__globals__)
+                    self._need_names(_signature_names(textwrap.dedent(inspect.getsource(func))),
+                                     func.__globals__)
+            self.defs.append(source)
+            return cls.__name__
+        # A class made on the fly (a knob of a method): its bases and its own attributes.
+        name = self.fresh("Mistake")
+        self.names[id(cls)] = name
+        bases = ", ".join(self.expr(b) for b in cls.__bases__)
+        body = [f"    {k} = {self.expr(v)}" for k, v in vars(cls).items()
+                if not (k.startswith("__") and k.endswith("__"))]
+        self.defs.append(f"class {name}({bases}):\n" + ("\n".join(body) or "    pass"))
+        return name
+
+
+def _signature_names(source: str) -> list[str]:
+    """Names a definition's default values and decorators use (they are evaluated where
+    the function is defined, so its code does not list them)."""
+    import ast
+
+    node = ast.parse(source).body[0]
+    found = []
+    parts = [*node.decorator_list]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts += [*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]]
+    for part in parts:
+        found += [n.id for n in ast.walk(part) if isinstance(n, ast.Name)]
+    return found
+
+
+def _statement(scope: dict, name: str):
+    """The source of the module-level assignment that defines ``name`` in ``scope``'s
+    module, and the names it uses; None if there is none."""
+    import ast
+    import sys
+
+    module = sys.modules.get(scope.get("__name__", ""))
+    try:
+        source = inspect.getsource(module)
+    except (TypeError, OSError):
+        return None
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            used = [n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)]
+            return ast.get_source_segment(source, node), used
+    return None
+
+
+def answer_source(obj, name: str) -> str:
+    """Python that defines ``name`` to behave like ``obj`` (a mistake's implementation)."""
+    writer = _Writer()
+    writer._defined_globals = set()
+    expression = writer.expr(obj)
+    imports = "\n".join(dict.fromkeys(writer.imports))
+    body = "\n\n\n".join(dict.fromkeys(writer.defs))
+    # Annotations stay unevaluated, as in the modules the code comes from.
+    return f"from __future__ import annotations\n{imports}\n\n\n{body}\n\n{name} = {expression}\n"

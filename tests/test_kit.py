@@ -1,0 +1,275 @@
+"""The student kit (DESIGN.md, gate 8): ``python -m grader kit DIR``.
+
+* It holds the learner's side and nothing else: no solutions, no reference, no catalogued
+  mistake, no hidden case, no answer key; no line of any of them, whitespace ignored.
+* ``grader.reference`` and ``grader.lessons`` cannot be imported in it.
+* Every released notebook runs in it, in a kernel that imports the course from the kit
+  alone: with the solutions pasted in, every visible check passes; with a catalogued
+  mistake in every answer cell, every test cell says exactly what it says in the
+  repository.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import ROOT
+from grader.course import assignments, released_notebook, source_notebook
+from grader.kit import MANIFEST, KitError, build_kit
+from grader.learner.notebook import execute, graded_results
+from grading_corpus import Lesson
+from sources import answer_source
+
+LESSONS = assignments(ROOT)
+MARKER = re.compile(r"BEGIN SOLUTION|END SOLUTION|BEGIN HIDDEN TESTS|END HIDDEN TESTS")
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory) -> Path:
+    return build_kit(ROOT, tmp_path_factory.mktemp("kit") / "attention-kit")
+
+
+def site_packages() -> list[str]:
+    import site
+
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
+
+
+def kit_env(kit: Path) -> dict:
+    """The kernel imports the course from the kit alone (``-S``: no ``.pth`` file, such as
+    this checkout's editable install, is read)."""
+    return {"PYTHONPATH": os.pathsep.join([str(kit), *site_packages()]),
+            "NBGRADER_EXECUTION": "autograde"}
+
+
+def files_of(kit: Path) -> list[str]:
+    return sorted(p.relative_to(kit).as_posix() for p in kit.rglob("*") if p.is_file())
+
+
+# ----------------------------------------------------------------------------- contents
+
+def test_the_kit_holds_the_learners_side_and_nothing_else(kit):
+    files = files_of(kit)
+    for lesson in LESSONS:
+        for name in (f"{lesson}.ipynb", f"{lesson}.checks.json"):
+            assert f"notebooks/{lesson}/{name}" in files
+    for needed in ("README.md", "Makefile", "constraints.txt", "pyproject.toml", MANIFEST,
+                   "grader/__init__.py", "grader/__main__.py", "grader/learner/engine.py",
+                   "grader/learner/agent.py", "courseware/worksheet.py", "assets/worksheet_blank.pdf"):
+        assert needed in files, needed
+    instructor = [f for f in files if f.startswith(("grader/lessons", "grader/reference", "grader/grading",
+                                                    "solutions", "tests", "benchmarks"))
+                  or f in ("grader/release.py", "grader/kit.py", "grader/cli.py", "grader/course.py")]
+    assert not instructor, instructor
+    assert not [f for f in files if "worksheet_key" in f], "the answer key is the instructor's"
+    assert json.loads((kit / MANIFEST).read_text())["files"].keys() == set(files) - {MANIFEST}
+
+
+def _solution_lines() -> dict[str, str]:
+    """Every line (20 characters or more, whitespace removed) of the solutions, hidden
+    tests and model answers of the source notebooks, except those a learner is given
+    anyway (the source notebooks' code outside the solutions)."""
+    secret, given = {}, set()
+    for lesson in LESSONS:
+        nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            answer_text = cell.cell_type == "markdown" and meta.get("solution")
+            inside = answer_text
+            for line in cell.source.splitlines():
+                if MARKER.search(line):
+                    inside = "BEGIN" in line
+                    continue
+                squeezed = re.sub(r"\s+", "", line)
+                if len(squeezed) < 20:
+                    continue
+                if inside:
+                    secret[squeezed] = f"{lesson}: {line.strip()}"
+                else:
+                    given.add(squeezed)
+    return {k: v for k, v in secret.items() if k not in given}
+
+
+def _text_files(kit: Path):
+    for rel in files_of(kit):
+        if (kit / rel).suffix not in (".png", ".pdf"):
+            yield rel, (kit / rel).read_text(encoding="utf-8")
+
+
+def test_the_kit_holds_no_line_of_any_solution(kit):
+    secret = _solution_lines()
+    assert len(secret) > 150, "the search found too few lines to mean anything"
+    leaks = []
+    for rel, text in _text_files(kit):
+        squeezed = re.sub(r"\s+", "", text)
+        leaks += [f"{rel} holds {where}" for line, where in secret.items() if line in squeezed]
+    assert not leaks, "\n".join(leaks[:20])
+
+
+def _definitions(source: str, label: str) -> list[tuple[str, str, int]]:
+    """(label, canonical shape, size) of every function and class defined in ``source``."""
+    import ast
+
+    from grader.grading.integrity import canonical
+    from grader.learner.shortcuts import python_source
+
+    try:
+        tree = ast.parse(python_source(source))
+    except SyntaxError:
+        return []
+    return [(f"{label}: {node.name}", *canonical(node)) for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+def _instructors_definitions() -> dict[str, str]:
+    """The shape (names renamed) of every function and class of the references, the
+    catalogued mistakes and the solutions, big enough to be more than an idiom."""
+    from grader.grading.integrity import SMALLEST
+
+    found, given = [], set()
+    for path in sorted((ROOT / "grader" / "lessons").rglob("*.py")):
+        found += _definitions(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
+    for lesson in LESSONS:
+        nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+                found += _definitions(re.sub(r"^.*### (BEGIN|END) SOLUTION.*$", "", cell.source,
+                                             flags=re.M), f"{lesson} solution")
+        # What the released notebook gives (a class's given __init__) is no secret.
+        released = json.loads(released_notebook(lesson, ROOT).read_text(encoding="utf-8"))
+        for cell in released["cells"]:
+            if cell["cell_type"] == "code":
+                given |= {shape for _, shape, _ in _definitions(cell["source"], "")}
+    return {shape: label for label, shape, size in found if size >= SMALLEST and shape not in given}
+
+
+def test_the_kit_holds_no_reference_mistake_or_solution_even_renamed(kit):
+    """No function or class of the kit (its packages and its notebooks' code) has the
+    shape of a reference, a catalogued mistake or a solution with its names changed."""
+    secret = _instructors_definitions()
+    assert len(secret) > 100
+    copies = []
+    for rel, text in _text_files(kit):
+        sources = [text] if rel.endswith(".py") else []
+        if rel.endswith(".ipynb"):
+            sources = [c["source"] for c in json.loads(text)["cells"] if c["cell_type"] == "code"]
+        for source in sources:
+            copies += [f"{label} is {secret[shape]}" for label, shape, _ in _definitions(source, rel)
+                       if shape in secret]
+    assert not copies, "\n".join(copies[:20])
+
+
+def test_the_searches_find_what_is_planted(kit, tmp_path):
+    """The searches themselves: a solution line, and a reference function renamed, copied
+    into a kit, are found."""
+    import inspect
+
+    from grader import reference
+
+    planted = build_kit(ROOT, tmp_path / "k")
+    line = next(iter(_solution_lines().values())).split(": ", 1)[1]
+    copy = inspect.getsource(reference.matmul_dot).replace("matmul_dot", "helper")
+    copy = re.sub(r"\bC\b", "out", copy)
+    target = planted / "courseware" / "figures.py"
+    target.write_text(target.read_text() + f"\n# {line}\n\n{copy}")
+    squeezed = re.sub(r"\s+", "", target.read_text())
+    assert any(s in squeezed for s in _solution_lines())
+    shapes = {shape for _, shape, _ in _definitions(target.read_text(), "x")}
+    assert shapes & set(_instructors_definitions())
+
+
+def test_the_reference_cannot_be_imported_in_the_kit(kit):
+    code = ("import grader, grader.learner\n"
+            "for name in ('grader.reference', 'grader.lessons', 'grader.grading', 'grader.release'):\n"
+            "    try:\n"
+            "        __import__(name)\n"
+            "        print('IMPORTED', name)\n"
+            "    except ImportError:\n"
+            "        print('refused', name)\n"
+            "print(grader.__file__)\n")
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                         env={**os.environ, **kit_env(kit)}, cwd=kit)
+    assert out.returncode == 0, out.stderr
+    assert "IMPORTED" not in out.stdout and out.stdout.count("refused") == 4, out.stdout
+    assert out.stdout.strip().splitlines()[-1].startswith(str(kit))
+
+
+def test_building_a_kit_refuses_to_overwrite_another_folder(tmp_path):
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "thesis.tex").write_text("years of work")
+    with pytest.raises(KitError, match="not empty"):
+        build_kit(ROOT, tmp_path / "work", force=True)
+    with pytest.raises(KitError, match="folder of its own"):
+        build_kit(ROOT, ROOT / "notebooks" / "kit")
+
+
+# ----------------------------------------------------------------------------- the notebooks
+
+def _run(notebook: dict, folder: Path, env: dict | None = None, flags=()) -> list:
+    path = folder / "graded.ipynb"
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+    try:
+        nb = execute(path, timeout=300, env=env, python_flags=flags)
+    finally:
+        path.unlink()
+    return graded_results(nb)
+
+
+def worksheet_source(answers: dict) -> str:
+    """A WORKSHEET cell as a learner types it: one row per line."""
+    import numpy as np
+
+    def grid(M):
+        M = np.asarray(M, dtype=object)
+        return "\n".join(" ".join(str(x) for x in row) for row in M)
+
+    body = ",\n".join(f'    "{step}": """\n{grid(M)}\n"""' for step, M in answers.items())
+    return f"WORKSHEET = {{\n{body}\n}}\n"
+
+
+def mistake_answers(lesson: Lesson) -> dict[str, str]:
+    """Every answer cell with one catalogued mistake of the exercise it is checked as."""
+    from grader.lessons import get
+
+    answers = {}
+    for k, (answer, exercise) in enumerate(lesson.exercise.items()):
+        ex = get(exercise)
+        if not ex.misconceptions:
+            continue
+        mistake = ex.misconceptions[k % len(ex.misconceptions)]
+        if ex.driver.get("kind") == "value":
+            answers[answer] = worksheet_source(mistake.sample)
+        else:
+            target = lesson.target[answer]
+            answers[answer] = answer_source(mistake.impl, target)
+    return answers
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_the_solutions_pass_every_visible_check_in_the_kit(kit, name):
+    lesson = Lesson(name, ROOT)
+    results = _run(lesson.honest(), kit / "notebooks" / name, kit_env(kit), ("-S",))
+    assert results
+    failed = [(r.grade_id, r.message) for r in results if not r.passed]
+    assert not failed, failed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LESSONS)
+def test_catalogued_mistakes_get_the_same_messages_in_the_kit_as_in_the_repository(kit, name):
+    lesson = Lesson(name, ROOT)
+    answers = mistake_answers(lesson)
+    assert answers
+    nb = lesson.notebook({**lesson.answers, **answers})
+    in_kit = _run(nb, kit / "notebooks" / name, kit_env(kit), ("-S",))
+    in_repo = _run(nb, ROOT / "notebooks" / name, {"NBGRADER_EXECUTION": "autograde"})
+    assert [(r.grade_id, r.passed, r.message) for r in in_kit] == \
+        [(r.grade_id, r.passed, r.message) for r in in_repo]
+    diagnosed = [r for r in in_repo if not r.passed and "Diagnosis:" in r.message]
+    assert diagnosed, "no catalogued mistake was diagnosed"
