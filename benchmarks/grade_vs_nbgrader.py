@@ -2,6 +2,12 @@
 ``nbgrader autograde`` on the same generated class, side by side in one run.
 
     .venv/bin/python benchmarks/grade_vs_nbgrader.py [--students 16] [--jobs 2] [--rounds 2]
+        [--baseline REV]
+
+With ``--baseline REV`` (a git revision of this repository, for example the commit before
+a change) it also grades an equivalent class with that revision's grader, checked out in a
+temporary worktree with its own course, in the same rounds, and prints the ratio of this
+grader's seconds per submission to that one's.
 
 Each tool gets its own copy of the course and the same ``submitted/`` tree: a class whose
 notebooks are honest full, partial, empty or carry a catalogued misconception, built
@@ -99,7 +105,59 @@ def totals(db: Path, assignment: str) -> dict[str, float]:
         return {s.student.id: s.score for s in gb.assignment_submissions(assignment)}
 
 
-def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env: dict) -> dict:
+class Baseline:
+    """Another revision of the grader, in a worktree, with the class its own code makes."""
+
+    def __init__(self, rev: str, lesson: str, students: int, where: Path):
+        import site
+
+        self.tree = where / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(self.tree), rev],
+                       check=True, capture_output=True)
+        # A virtual environment of its own, whose packages are this one's but whose course
+        # package is the worktree's: its kernels must import that revision, not this one
+        # (this checkout's editable install is a .pth file, which a plain path line skips).
+        venv = where / "venv"
+        subprocess.run([sys.base_prefix + "/bin/python3", "-m", "venv", "--without-pip", str(venv)],
+                       check=True)
+        packages = next(venv.glob("lib/python*/site-packages"))
+        (packages / "aa_baseline.pth").write_text(f"{self.tree}\n")
+        (packages / "zz_packages.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+        self.python = str(venv / "bin" / "python")
+        path = os.pathsep.join([str(venv / "bin"), str(Path(sys.executable).parent),
+                                os.environ.get("PATH", "")])  # nbgrader runs alembic from PATH
+        self.env = dict(os.environ, PATH=path, PYTHONPATH=str(self.tree / "tests"))
+        self.lesson, self.students = lesson, students
+
+    def close(self) -> None:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(self.tree)],
+                       capture_output=True)
+
+    def grade(self, tmp: Path, jobs: int) -> tuple[float, float]:
+        course = tmp / "baseline"
+        course.mkdir()
+        for name in ("solutions", "notebooks"):
+            shutil.copytree(self.tree / name, course / name)
+        shutil.copy(self.tree / "nbgrader_config.py", course)
+        make = (f"import sys; sys.path.insert(0, {str(self.tree / 'benchmarks')!r})\n"
+                f"from pathlib import Path\n"
+                f"from grade_vs_nbgrader import make_class\n"
+                f"from grading_corpus import Lesson, write\n"
+                f"lesson = Lesson({self.lesson!r}, Path({str(self.tree)!r}))\n"
+                f"write(make_class(lesson, {self.students}), Path({str(course / 'submitted')!r}))\n")
+        subprocess.run([self.python, "-c", make], env=self.env, check=True, capture_output=True,
+                       cwd=self.tree)
+        result = run([self.python, "-m", "grader", "grade", str(course / "submitted"), "--out",
+                      str(tmp / "out-baseline"), "--jobs", str(jobs)], course,
+                     dict(self.env, ATTENTION_COURSE_ROOT=str(course)))
+        graded = totals(course / "gradebook.db", self.lesson)
+        if not any(graded.values()):  # a baseline that earns nothing did not really grade
+            sys.exit(f"the baseline graded every submission 0: its environment is broken ({graded})")
+        return result
+
+
+def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env: dict,
+              baseline: Baseline | None = None) -> dict:
     bin_dir = Path(sys.executable).parent
     theirs, ours = course_copy(tmp / "nbgrader"), course_copy(tmp / "ours")
     for course in (theirs, ours):
@@ -112,6 +170,8 @@ def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env:
                              theirs, env)}
     times["grade"] = run([sys.executable, "-m", "grader", "grade", str(ours / "submitted"), "--out",
                           str(tmp / "out"), "--jobs", str(jobs)], ours, dict(env, ATTENTION_COURSE_ROOT=str(ours)))
+    if baseline is not None:
+        times["baseline"] = baseline.grade(tmp, jobs)
     times["floor"] = floor(sorted((theirs / "autograded").glob(f"*/{lesson.name}/{lesson.filename}")))
     same = totals(theirs / "gradebook.db", lesson.name) == totals(ours / "gradebook.db", lesson.name)
     return {"times": times, "same": same}
@@ -124,6 +184,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2,
                         help="alternate the tools this many times and keep each one's best (default 2)")
     parser.add_argument("--lesson", default="01_matmul_views")
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also grade with this git revision's grader, side by side")
     args = parser.parse_args()
     lesson = Lesson(args.lesson, ROOT)
     bin_dir = Path(sys.executable).parent
@@ -134,9 +196,11 @@ def main() -> None:
           f"alternating round(s); load average {os.getloadavg()[0]:.1f} at the start")
     best: dict[str, tuple[float, float]] = {}
     same = True
+    base_dir = tempfile.TemporaryDirectory(prefix="bench-base-")
+    baseline = Baseline(args.baseline, args.lesson, n, Path(base_dir.name)) if args.baseline else None
     for r in range(args.rounds):
         with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-            result = one_round(lesson, students, Path(tmp), args.jobs, env)
+            result = one_round(lesson, students, Path(tmp), args.jobs, env, baseline)
         same &= result["same"]
         line = []
         for tool, (wall, cpu) in result["times"].items():
@@ -146,13 +210,22 @@ def main() -> None:
         ratio = result["times"]["nbgrader"][0] / result["times"]["grade"][0]
         print(f"  round {r + 1}: " + ", ".join(line) + f" s per submission; speed-up {ratio:.2f}x")
     print(f"{'':<44} {'wall':>8} {'CPU':>8}   (seconds per submission, best round)")
-    for label, tool in (("stock nbgrader autograde (serial)", "nbgrader"),
-                        (f"python -m grader grade --jobs {args.jobs}", "grade"),
-                        ("floor: plain nbclient, one after another", "floor")):
+    if baseline is not None:
+        baseline.close()
+    base_dir.cleanup()
+    rows = [("stock nbgrader autograde (serial)", "nbgrader"),
+            (f"python -m grader grade --jobs {args.jobs}", "grade"),
+            ("floor: plain nbclient, one after another", "floor")]
+    if "baseline" in best:
+        rows.insert(2, (f"grade at {args.baseline} (baseline)", "baseline"))
+    for label, tool in rows:
         wall, cpu = best[tool]
         print(f"{label:<44} {wall / n:8.2f} {cpu / n:8.2f}")
     print(f"speed-up over stock nbgrader, per submission: {best['nbgrader'][0] / best['grade'][0]:.2f}x "
           f"(over the serial floor: {best['floor'][0] / best['grade'][0]:.2f}x)")
+    if "baseline" in best:
+        print(f"this grader's seconds per submission over the baseline's: "
+              f"{best['grade'][0] / best['baseline'][0]:.2f}x")
     print(f"same total for every student in both gradebooks, every round: {same}")
     print("(CPU counts the processes each command waited for; sandboxed kernels are killed, "
           "not waited for, so grade's CPU leaves them out)")

@@ -50,6 +50,7 @@ class Sample:
     repairs: list[str] = field(default_factory=list)  # phrases that must appear in repairs
     incidents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    integrity: list[str] = field(default_factory=list)  # phrases the integrity notes must hold
     status: str = "graded"
     why: str = ""
 
@@ -373,7 +374,8 @@ print("ATTACK", json.dumps(_attempts, sort_keys=True))
 '''
 
 
-def attack_samples(lesson: Lesson, *, submitted: Path, gradebook: Path, out: Path, port: int) -> list[Sample]:
+def attack_samples(lesson: Lesson, *, submitted: Path, gradebook: Path, out: Path, port: int,
+                   course: Path) -> list[Sample]:
     """A submission that tries to destroy the class's work, then an honest classmate."""
     import grader.learner.engine
 
@@ -384,6 +386,193 @@ def attack_samples(lesson: Lesson, *, submitted: Path, gradebook: Path, out: Pat
     nb = lesson.notebook({**lesson.answers, first: attack + "\n" + lesson.answers[first]})
     return [Sample("attacker", lesson.name, lesson.files(nb), lesson.expect()),
             Sample("zz_after_attack", lesson.name, lesson.files(lesson.honest()), lesson.expect())]
+
+
+# ---------------------------------------------------------------------- forgeries
+# Each tries to earn points its honest work does not; each must get exactly the points of
+# its honest answers. The forged answer is the lesson's first (matmul_dot in lesson 01).
+
+FORGERIES = {
+    # -- rebinding or wrapping the names the test cells use
+    "check_rebound": ("answer", """
+check = lambda *args, **kwargs: print("✓ all cases pass")
+def matmul_dot(A, B):
+    return 0
+""", "failed", "matmul_dot", ["rebinds `check`"]),
+    "check_wrapped": ("setup", """
+_real_check = check
+def check(*args, **kwargs):
+    try:
+        _real_check(*args, **kwargs)
+    except AssertionError:
+        print("✓ all cases pass")
+""", "failed", "you multiplied entry by entry", ["rebinds `check`"]),
+    "check_in_builtins": ("answer", """
+import builtins
+builtins.check = lambda *args, **kwargs: None
+del check
+def matmul_dot(A, B):
+    raise NotImplementedError()
+""", "failed", "not implemented yet", ["rebinds `check`"]),
+    # -- patching the libraries a comparison would use
+    "numpy_patched": ("setup", """
+np.allclose = lambda *a, **k: True
+np.array_equal = lambda *a, **k: True
+np.isclose = lambda a, b, *r, **k: np.ones(np.broadcast(a, b).shape, dtype=bool)
+np.testing.assert_allclose = lambda *a, **k: None
+""", "failed", "you multiplied entry by entry", []),
+    # -- silencing or faking errors and output
+    "errors_silenced": ("answer", """
+import sys
+sys.excepthook = lambda *args: print("✓ all cases pass")
+get_ipython().set_custom_exc((BaseException,), lambda *args, **kwargs: print("✓ all cases pass"))
+from IPython.core.interactiveshell import InteractiveShell
+InteractiveShell.showtraceback = lambda *args, **kwargs: print("✓ all cases pass")
+def matmul_dot(A, B):
+    raise RuntimeError("nothing to see")
+""", "failed", "raised RuntimeError", ["replaces how errors are reported"]),
+    "fake_replies": ("answer", """
+from IPython.display import publish_display_data
+def matmul_dot(A, B):
+    print("✓ matmul_dot: all 12 cases pass")
+    publish_display_data({"application/vnd.attention-course.reply+json": '{"outcomes": []}'})
+    return None
+""", "failed", "returned None", []),
+    # -- importing or rebuilding answers at run time
+    "imports_reference": ("answer", """
+from grader.reference import matmul_dot
+""", "failed", "There is no `matmul_dot`", ["imports the course's checking code"]),
+    "imports_reference_by_name": ("answer", """
+import importlib
+def matmul_dot(A, B):
+    return importlib.import_module("grader." + "refer" + "ence").matmul_dot(A, B)
+""", "failed", "ModuleNotFoundError", []),
+    "replays_recording": ("answer", """
+import numpy as np
+from grader.learner import recording
+_recorded = recording.find("matmul_dot")
+def matmul_dot(A, B):
+    A, B = matmul_operands(A, B)
+    for case, outcome in zip(_recorded.cases, _recorded.expected):
+        a, b = (np.asarray(x, dtype=float) for x in case.args)
+        if a.shape == A.shape and b.shape == B.shape and (a == A).all() and (b == B).all():
+            return outcome.value
+    return np.zeros((A.shape[0], B.shape[1]))
+""", "failed", "not one of your notebook's cases", ["imports the course's checking code"]),
+    "forges_the_agent": ("answer", """
+import json
+import grader.learner.agent as _agent
+_real_handle = _agent.handle
+def _forged(namespace, text):
+    request = json.loads(text)
+    if request["target"] != "matmul_dot":
+        return _real_handle(namespace, text)
+    if not request["cases"]:
+        return json.dumps({"type": "function", "callable": True, "outcomes": []})
+    return '{"outcomes": "all right"}'
+_agent.handle = _forged
+def matmul_dot(A, B):
+    raise NotImplementedError()
+""", "failed", "sent back something that is not a result", ["imports the course's checking code"]),
+    # -- reading other files
+    "reads_the_course": ("answer", """
+import json
+def matmul_dot(A, B):
+    source = json.load(open({course!r} + "/solutions/01_matmul_views/01_matmul_views.ipynb"))
+    raise ValueError(str(len(source["cells"])))
+""", "failed", "FileNotFoundError", []),
+    # -- lying through the bridge
+    "equal_to_everything": ("answer", """
+class Liar:
+    shape = (1, 1)
+    dtype = "float64"
+    def __eq__(self, other):
+        return True
+    def __array__(self, *args, **kwargs):
+        raise TypeError("no")
+def matmul_dot(A, B):
+    matmul_operands(A, B)
+    return Liar()
+""", "failed", "returned a Liar", []),
+    "array_that_lies": ("answer", """
+class Liar(np.ndarray):
+    def __eq__(self, other):
+        return np.ones(np.shape(other), dtype=bool)
+def matmul_dot(A, B):
+    A, B = matmul_operands(A, B)
+    return np.zeros((A.shape[0], B.shape[1])).view(Liar)
+""", "failed", "matmul_dot is not right yet", []),
+    "huge_result": ("answer", """
+def matmul_dot(A, B):
+    matmul_operands(A, B)
+    return np.ones((3000, 3000))
+""", "failed", "ResultTooLarge", []),
+    "deeply_nested": ("answer", """
+def matmul_dot(A, B):
+    matmul_operands(A, B)
+    result = []
+    for _ in range(100_000):
+        result = [result]
+    return result
+""", "failed", "could not be read as data", []),
+    "kills_its_kernel": ("answer", """
+def matmul_dot(A, B):
+    import os
+    os._exit(1)
+""", "error", "exit status 1", []),
+}
+
+
+def forgery_samples(lesson: Lesson, course: Path) -> list[Sample]:
+    """Every forgery of ``FORGERIES``, with the lesson's other answers honest."""
+    first = list(lesson.answers)[0]
+    samples = []
+    for name, (where, code, status, phrase, integrity) in FORGERIES.items():
+        code = code.replace("{course!r}", repr(str(course))).strip("\n")
+        answers = dict(lesson.answers)
+        nb = lesson.notebook(answers)
+        if where == "answer":
+            answers[first] = code
+            nb = lesson.notebook(answers)
+            broken = {first: Expect(0.0, status, phrase)}
+        else:  # the editable setup cell, and a catalogued mistake as the first answer
+            ex = load_all()[lesson.exercise[first]]
+            elementwise = next(m for m in ex.misconceptions if m.name == "elementwise product")
+            answers[first] = misconception_source(elementwise.impl, first)
+            nb = lesson.notebook(answers)
+            setup = next(c for c in nb["cells"] if c["cell_type"] == "code" and not meta(c))
+            setup["source"] = _text(setup["source"]) + "\n" + code
+            broken = {first: Expect(0.0, status, phrase)}
+        samples.append(Sample(f"forge_{name}", lesson.name, lesson.files(nb), lesson.expect(broken),
+                              integrity=list(integrity), why=name))
+    # A copy of the reference with every name changed: right, so full points, but flagged.
+    samples.append(Sample("forge_reference_renamed", lesson.name,
+                          lesson.files(lesson.notebook({**lesson.answers, first: RENAMED_REFERENCE})),
+                          lesson.expect(), integrity=["the course's own solution"]))
+    return samples
+
+
+RENAMED_REFERENCE = """
+def matmul_dot(left, right):
+    left, right = matmul_operands(left, right)
+    rows, cols = left.shape[0], right.shape[1]
+    out = np.zeros((rows, cols), dtype=result_dtype(left, right))
+    for r in range(rows):
+        for c in range(cols):
+            out[r, c] = np.sum(left[r, :] * right[:, c])
+    return out
+
+from grader.learner.validation import result_dtype
+""".strip()
+
+
+def never_answers_sample(lesson: Lesson) -> Sample:
+    """An answer that hangs only when the checker calls it."""
+    first = list(lesson.answers)[0]
+    code = "def matmul_dot(A, B):\n    while True:\n        pass\n"
+    nb = lesson.notebook({**lesson.answers, first: code})
+    return Sample("forge_never_answers", lesson.name, lesson.files(nb),
+                  lesson.expect({first: Expect(0.0, "timeout", "time limit for one cell")}))
 
 
 def write(samples: list[Sample], submitted: Path) -> None:

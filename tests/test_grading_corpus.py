@@ -39,10 +39,12 @@ from grading_corpus import (
     attack_samples,
     damage_samples,
     every_lesson_samples,
+    forgery_samples,
     infinite_loop_sample,
     kernel_exit_sample,
     memory_bomb_sample,
     misconception_samples,
+    never_answers_sample,
     write,
 )
 
@@ -52,10 +54,13 @@ LESSONS = {name: Lesson(name, ROOT) for name in assignments(ROOT)}
 
 
 def sandboxed() -> bool:
-    from grader.grading.sandbox import Limits, detect
+    from grader.grading.sandbox import Limits, SandboxUnavailable, detect
 
     with tempfile.TemporaryDirectory() as tmp:
-        return detect("auto", ROOT, [], Path(tmp), Limits()).kind == "bwrap"
+        try:
+            return detect("bwrap", Path(tmp), [], Path(tmp), Limits()).kind == "bwrap"
+        except SandboxUnavailable:
+            return False
 
 
 SANDBOXED = sandboxed()
@@ -65,6 +70,7 @@ def batch_a(paths: dict) -> list[Sample]:
     main = LESSONS[LESSON]
     samples = every_lesson_samples(list(LESSONS.values()))
     samples += damage_samples(main) + misconception_samples(main) + [kernel_exit_sample(main)]
+    samples += forgery_samples(main, paths["course"])
     if SANDBOXED:  # without a sandbox the attack would succeed: that is the point
         samples += attack_samples(main, **paths)
     return samples
@@ -73,10 +79,11 @@ def batch_a(paths: dict) -> list[Sample]:
 def batch_b() -> list[Sample]:
     main = LESSONS[LESSON]
     neighbour = Sample("neighbour", LESSON, main.files(main.honest()), main.expect())
-    return [infinite_loop_sample(main), memory_bomb_sample(main), neighbour]
+    return [infinite_loop_sample(main), memory_bomb_sample(main), never_answers_sample(main), neighbour]
 
 
-DUMMY = {"submitted": Path("/s"), "gradebook": Path("/g"), "out": Path("/o"), "port": 1}
+DUMMY = {"submitted": Path("/s"), "gradebook": Path("/g"), "out": Path("/o"), "port": 1,
+         "course": Path("/c")}
 KEYS = [("a", s.student, s.assignment) for s in batch_a(DUMMY)] + \
        [("b", s.student, s.assignment) for s in batch_b()]
 
@@ -88,8 +95,9 @@ def _hashes(folder: Path) -> dict[str, str]:
 
 def _grade(course: Path, *args) -> subprocess.CompletedProcess:
     env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course))
-    return subprocess.run([sys.executable, "-m", "grader", "grade", *map(str, args)], env=env,
-                          capture_output=True, text=True, cwd=course, timeout=900)
+    sandbox = [] if SANDBOXED else ["--sandbox", "none"]  # then the attack is left out
+    return subprocess.run([sys.executable, "-m", "grader", "grade", *map(str, args), *sandbox],
+                          env=env, capture_output=True, text=True, cwd=course, timeout=900)
 
 
 class Corpus:
@@ -116,7 +124,7 @@ def corpus(tmp_path_factory) -> Corpus:
 
     checker = Path(grader.learner.engine.__file__)
     paths = {"submitted": c.submitted["a"], "gradebook": c.gradebook, "out": c.out["a"],
-             "port": listener.getsockname()[1]}
+             "port": listener.getsockname()[1], "course": course}
     c.samples = {("a", s.student, s.assignment): s for s in batch_a(paths)}
     c.samples.update({("b", s.student, s.assignment): s for s in batch_b()})
     for batch in "ab":
@@ -167,7 +175,7 @@ def test_sample_gets_its_exact_result(corpus, key):
         assert (t["points"], t["status"]) == (want.points, want.status), where
         assert want.message.lower() in t["message"].lower(), where
     assert result["score"] == sample.total
-    for field in ("repairs", "incidents", "notes"):
+    for field in ("repairs", "incidents", "notes", "integrity"):
         text = "\n".join(result[field])
         for phrase in getattr(sample, field):
             assert phrase in text, f"{field} lack {phrase!r}: {result[field]}"
@@ -191,6 +199,9 @@ def test_grades_csv_has_a_row_per_submission_with_every_graded_cell(corpus):
             for column, value in row.items():
                 if column in sample.tests:
                     assert float(value) == sample.tests[column].points, (row["student"], column)
+                elif column == "integrity":
+                    for phrase in sample.integrity:
+                        assert phrase in value, (row["student"], value)
                 elif column not in ("student", "assignment", "total", "max", "status"):
                     assert value == "", f"{column} (graded by hand or another lesson) is {value!r}"
 

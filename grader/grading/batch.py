@@ -236,33 +236,33 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-PROOF = ("(source)", "(release)")  # the environment proof's two "students"
-
-
 def proof_jobs(course: dict[str, Assignment], names, make) -> list[Job]:
-    """For each assignment: its source notebook and its release, graded as submissions."""
+    """For each assignment's notebook: the environment proof, its source graded as a
+    submission and then its release (``grader.grading.job.proof_plan``)."""
     jobs = []
     for name in sorted(names):
         for filename, (source, release) in course[name].notebooks.items():
-            for who, nb in zip(PROOF, (source, release)):
-                data = json.dumps(nb).encode()
-                jobs.append(make(who, name, filename, source, release, {filename: data}, filename, []))
+            job = make("(proof)", name, filename, source, release,
+                       {filename: json.dumps(source).encode()}, filename, [])
+            job.proof = True
+            jobs.append(job)
     return jobs
 
 
 def proof_problem(results: list[JobResult]) -> str:
     """Why the proof failed (the first failing test's message), or ""."""
+    from .job import RELEASED
+
     for res in results:
         if res.status != "graded":
-            return f"{res.assignment}: grading its {res.student[1:-1]} notebook failed: {res.error}"
-        want_full = res.student == PROOF[0]
+            return f"{res.assignment}: grading its source notebook failed: {res.error}"
         for test in res.tests:
-            ok = test["points"] == test["max"] if want_full else test["points"] == 0
-            if not ok:
-                what = "the source notebook must earn full marks" if want_full else \
-                    "the released notebook must earn 0"
-                return (f"{res.assignment}: {what}, but its test {test['id']} got "
-                        f"{test['points']:g}/{test['max']:g} ({test['status']}):\n{test['message']}")
+            released = test["id"].startswith(RELEASED)
+            if test["points"] != (0 if released else test["max"]):
+                what = "the released notebook must earn 0" if released else \
+                    "the source notebook must earn full marks"
+                return (f"{res.assignment}: {what}, but its test {test['id'].removeprefix(RELEASED)} "
+                        f"got {test['points']:g}/{test['max']:g} ({test['status']}):\n{test['message']}")
     return ""
 
 

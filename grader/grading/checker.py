@@ -65,15 +65,20 @@ class Checker:
         self.reader = SourceReader()
         self.read = 0  # cells read into ``reader`` so far
         self.results: dict[str, dict] = {}  # grade_id -> {"status", "message"}
+        # Verdicts of visible checks since the last code cell that ran: a hidden test cell
+        # repeats its visible check right after the visible test cell, and nothing the
+        # answer could depend on has changed in between.
+        self.fresh: dict[CheckCall, Verdict] = {}
 
     def _read_until(self, index: int) -> None:
         """Read the learner's code cells before ``index`` (what has run when the test
         is reached), never the test cells."""
         for i in range(self.read, index):
             cell = self.plan.nb.cells[i]
-            if cell.cell_type == "code" and self.plan.kinds[i] != "test":
+            if cell.cell_type == "code" and self.plan.kinds[i] != "test" and cell.source.strip():
                 self.reader.read(cell.source, f"<cell {cell.id}>")
-        self.read = max(self.read, index)
+                self.fresh.clear()
+        self.read = max(self.read, index + 1)
 
     def on_test(self, index: int, kernel, deadline: float) -> CellRun | None:
         if self.plan.kinds[index] != "test":
@@ -114,18 +119,28 @@ class Checker:
     def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]) -> Verdict:
         scope = self.reader.scope()
         for call in calls:
-            judged = verdicts_for(call)
-            wanted = [c for exp, _ in judged for c in exp.cases + [b.case for b in exp.info.bad_inputs]]
-            subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted)
-            for exp, twin in judged:
-                verdict = judge(exp, subject)
-                if not verdict.passed:
-                    message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
-                        else verdict.message
-                    return Verdict(False, message)
-                if not twin:
-                    passed.append(verdict.message)
+            verdict = self.fresh.get(call) or self._check(call, session, scope)
+            if not call.hidden:
+                self.fresh[call] = verdict
+            if not verdict.passed:
+                return verdict
+            passed.append(verdict.message)
         return Verdict(True, "\n".join(passed))
+
+    @staticmethod
+    def _check(call: CheckCall, session: Session, scope) -> Verdict:
+        judged = verdicts_for(call)
+        wanted = [c for exp, _ in judged for c in exp.cases + [b.case for b in exp.info.bad_inputs]]
+        subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted)
+        first = None
+        for exp, twin in judged:
+            verdict = judge(exp, subject)
+            if not verdict.passed:
+                message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
+                    else verdict.message
+                return Verdict(False, message)
+            first = first or verdict
+        return first
 
     @staticmethod
     def _printed(lines: list[str]) -> list:

@@ -12,7 +12,9 @@ point a person at code that tried, or looks like it tried:
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import json
 import re
 
 from ..learner.shortcuts import python_source
@@ -165,11 +167,16 @@ def _known_answers(source: dict, targets: dict[str, str]) -> dict[str, list[str]
     return known
 
 
+@functools.lru_cache(maxsize=32)
+def _known_answers_of(source_text: str, targets: tuple) -> dict[str, list[str]]:
+    return _known_answers(json.loads(source_text), dict(targets))
+
+
 def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
     """Integrity notes for the notebook ``plan`` will run. ``targets`` maps each name
     the test cells check to the exercise it is checked as."""
     found: list[str] = []
-    known = _known_answers(source, targets)
+    known = _known_answers_of(json.dumps(source, sort_keys=True), tuple(sorted(targets.items())))
     for cell, kind in zip(plan.nb.cells, plan.kinds):
         if cell.cell_type != "code" or kind == "test":
             continue

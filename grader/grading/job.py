@@ -22,7 +22,7 @@ from . import nbjson
 from .checker import Checker, source_tests
 from .integrity import notes as integrity_notes
 from .kernel import Kernel, KernelStartError, run_notebook
-from .repair import assemble, nbgrader_meta, read_submission
+from .repair import Plan, assemble, nbgrader_meta, read_submission
 from .sandbox import Limits, Sandbox
 from .scoring import answers, missing_tests, score
 
@@ -43,6 +43,7 @@ class Job:
     font_cache: str = ""  # matplotlib's font list to copy in, so kernels do not rebuild it
     notes: list[str] = field(default_factory=list)  # said while reading the submission
     kit: str = ""  # the student kit the kernel imports the course's package from
+    proof: bool = False  # the environment proof: the source, then the release's stubs
 
 
 @dataclass
@@ -135,11 +136,38 @@ def kernel_env(home: Path, tmp: str, kit: str = "") -> dict[str, str]:
     }
 
 
+PRELOAD = ("numpy", "matplotlib", "torch", "ipywidgets", "courseware", "grader")
+
+
+def preload_modules(source: dict) -> tuple[str, ...]:
+    """The libraries the notebook's first code cell imports (its set-up), and the agent the
+    checks will call: what a kernel can import before the notebook starts."""
+    import ast
+
+    found = ["grader.learner.agent"]
+    for cell in source.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        try:
+            tree = ast.parse("\n".join(l for l in text.splitlines() if not l.lstrip().startswith(("%", "!"))))
+        except SyntaxError:
+            break
+        for node in tree.body:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else []
+            found += [n for n in names if n.split(".")[0] in PRELOAD]
+        break
+    if "matplotlib" in " ".join(found):
+        found.append("matplotlib_inline.backend_inline")  # what %matplotlib inline loads
+    return tuple(dict.fromkeys(found))
+
+
 class _Private:
     """A job's private directory (work/, home/, tmp/) and the kernels that run in it."""
 
     def __init__(self, job: Job):
-        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit)
+        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
         self.work, home = self.dir / "work", self.dir / "home"
         for d in (self.work, home, home / ".matplotlib", self.dir / "tmp"):
@@ -149,10 +177,11 @@ class _Private:
         tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(self.dir / "tmp")
         self.env = kernel_env(home, tmp, job.kit)
         self.sandbox, self.limits = job.sandbox, job.limits
+        self.preload = preload_modules(job.source)
         self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
 
     def kernel(self, n: int) -> Kernel:
-        return Kernel(self.dir, self.work, self.sandbox, self.limits, self.env, n)
+        return Kernel(self.dir, self.work, self.sandbox, self.limits, self.env, n, self.preload)
 
     def remove(self) -> None:
         if self.first is not None:
@@ -184,7 +213,8 @@ def _launch_spare(job: Job) -> None:
 def _take_spare(job: Job) -> _Private | None:
     global _spare
     spare, _spare = _spare, None
-    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit):
+    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit,
+                                           job.assignment):
         spare.remove()
         return None
     return spare
@@ -220,7 +250,7 @@ def _run(job: Job, start: float) -> JobResult:
     else:
         submitted, problem = read_submission(job.files[job.submitted_as])
         problem = problem and f"{job.submitted_as}: {problem}."
-    plan = assemble(source, release, submitted)
+    plan = proof_plan(source, release) if job.proof else assemble(source, release, submitted)
     if submitted is None:
         tests = missing_tests(plan, problem)
         manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
@@ -229,6 +259,8 @@ def _run(job: Job, start: float) -> JobResult:
                        autograded=plan.nb, notes=[*job.notes, problem])
 
     tests = source_tests(job.source)
+    if job.proof:
+        tests.update({f"{RELEASED}{gid}": calls for gid, calls in tests.items()})
     targets = {call.target: call.exercise for calls in tests.values() for call in calls}
     integrity = integrity_notes(plan, job.source, targets)
     private = _take_spare(job) or _Private(job)
@@ -257,6 +289,38 @@ def _run(job: Job, start: float) -> JobResult:
     return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
                    repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
                    notes=[*job.notes, *notes], integrity=integrity)
+
+
+RELEASED = "release:"  # the grade_ids of the proof's second half
+
+
+def proof_plan(source, release) -> Plan:
+    """The environment proof in one notebook: the source notebook with its solutions,
+    then the release's answer cells (the stubs) and test cells once more, whose tests
+    are named ``release:<grade_id>``. The first half must earn full marks, the second 0."""
+    full = assemble(source, release, {"cells": [dict(c) for c in source.cells]})
+    stubs = assemble(source, release, None)
+    cells, kinds, grade_ids = list(full.nb.cells), list(full.kinds), list(full.grade_ids)
+    for cell, kind, grade_id in zip(stubs.nb.cells, stubs.kinds, stubs.grade_ids):
+        if kind in ("answer", "test"):
+            cell = nbjson.from_dict(dict(cell))
+            cell.id = f"release-{cell.id}"
+            if kind == "test":
+                cell.metadata = nbjson.from_dict({**cell.metadata, "nbgrader": {
+                    **nbgrader_meta(cell), "grade_id": f"{RELEASED}{grade_id}"}})
+                grade_id = f"{RELEASED}{grade_id}"
+            cells.append(cell)
+            kinds.append(kind)
+            grade_ids.append(grade_id)
+    plan = Plan(nbjson.new_notebook(cells, dict(full.nb.metadata)), kinds, grade_ids)
+    plan.given = full.given
+    current = ""
+    for kind, grade_id in zip(kinds, grade_ids):
+        if kind == "answer":
+            current = grade_id
+        elif kind == "test" and current:
+            plan.answer_of[grade_id] = current
+    return plan
 
 
 def _manual_cells(plan):

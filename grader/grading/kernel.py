@@ -59,6 +59,22 @@ class _Manager(KernelManager):
         return list(self.sandboxed_command)
 
 
+def launcher(preload: tuple[str, ...]) -> str:
+    """The kernel's program: import ``preload`` (the libraries the notebook's first cell
+    will import anyway; a kernel launched ahead of its job does this while the previous
+    notebook runs), then start ipykernel. A module that fails to import is left to the
+    notebook, which will say so in its own cell."""
+    modules = [m for m in preload if all(part.isidentifier() for part in m.split("."))]
+    return (f"for _m in {modules!r}:\n"
+            f"    try:\n"
+            f"        __import__(_m)\n"
+            f"    except Exception:\n"
+            f"        pass\n"
+            f"del _m\n"
+            f"from ipykernel import kernelapp\n"
+            f"kernelapp.launch_new_instance()\n")
+
+
 def _limit_iopub(kc, max_bytes: int) -> None:
     """Make ``kc`` refuse any IOPub message over ``max_bytes`` (ZeroMQ drops it and
     reconnects), so a kernel that prints or returns gigabytes cannot fill the grader's
@@ -181,9 +197,10 @@ def error_output(ename: str, evalue: str):
 class Kernel:
     """One sandboxed kernel process with its connection in the job directory."""
 
-    def __init__(self, job_dir: Path, workdir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int):
+    def __init__(self, job_dir: Path, workdir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int,
+                 preload: tuple[str, ...] = ()):
         self.job_dir, self.workdir, self.sandbox, self.limits = job_dir, workdir, sandbox, limits
-        self.env, self.n = env, n
+        self.env, self.n, self.preload = env, n, preload
         self.km = self.kc = None
         self.log_path = job_dir / f"kernel-{n}.log"
 
@@ -198,7 +215,7 @@ class Kernel:
         km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
                       connection_file=str(kdir / f"{self.n}.json"))
         km.sandboxed_command = self.sandbox.command(
-            [sys.executable, "-S", "-P", "-m", "ipykernel_launcher", "-f", km.connection_file,
+            [sys.executable, "-S", "-P", "-c", launcher(self.preload), "-f", km.connection_file,
              "--HistoryManager.enabled=False"],
             self.job_dir, self.workdir, self.limits)
         self.sandbox.hand_over(self.job_dir)

@@ -72,7 +72,8 @@ def _type_name(x) -> str:
         return "None"
     if isinstance(x, np.ndarray):
         return f"an array of shape {shape_str(x.shape)}"
-    return f"a {type(x).__name__}"
+    opaque = getattr(x, "type", None) if type(x).__name__ == "Opaque" else None
+    return f"a {opaque.rsplit('.', 1)[-1]}" if opaque else f"a {type(x).__name__}"
 
 
 def _arrays_differ(expected: np.ndarray, actual: np.ndarray, tol: Tolerance, where: str) -> str | None:
