@@ -548,7 +548,7 @@ def forgery_samples(lesson: Lesson, course: Path) -> list[Sample]:
     # A copy of the reference with every name changed: right, so full points, but flagged.
     samples.append(Sample("forge_reference_renamed", lesson.name,
                           lesson.files(lesson.notebook({**lesson.answers, first: RENAMED_REFERENCE})),
-                          lesson.expect(), integrity=["the course's own solution"]))
+                          lesson.expect(), integrity=["the same code as the course's own solution"]))
     return samples
 
 

@@ -173,7 +173,7 @@ def test_adding_the_attention_pair_names_the_line_and_the_fix():
     message = failure("Block", TupleBlock)
     assert "raised TypeError" in message
     assert "x = x + self.attn(h, h, h)" in message
-    assert "returns a pair (output, weights)" in message
+    assert "nn.MultiheadAttention returns a pair, the output and the weights" in message
 
 
 class BlockWithExtraLayer(GivenBlock):
@@ -473,7 +473,7 @@ def train_on_the_last_batch_only(model, task, steps, seed):
 
 def test_losses_that_differ_get_the_hint():
     message = failure("train", train_on_the_last_batch_only)
-    assert "train is not right yet" in message and "Hint: Each step:" in message
+    assert "train is not right yet" in message and "Hint: One training step:" in message
 
 
 # ----------------------------------------------------------------------------- run_ablation

@@ -195,6 +195,7 @@ def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
         if kind == "answer":
             for name, node in _definitions(tree).items():
                 if name in known and canonical(node)[0] in known[name]:
-                    found.append(f"{where}: `{name}` is the course's own solution with only its "
-                                 f"names changed.")
+                    found.append(f"{where}: `{name}` has the same code as the course's own "
+                                 f"solution once names are set aside (worth a look: a short "
+                                 f"answer can match by chance).")
     return list(dict.fromkeys(found))

@@ -70,6 +70,7 @@ def launcher(preload: tuple[str, ...]) -> str:
             f"        __import__(_m)\n"
             f"    except Exception:\n"
             f"        pass\n"
+            f"_m = None\n"
             f"del _m\n"
             f"from ipykernel import kernelapp\n"
             f"kernelapp.launch_new_instance()\n")
@@ -190,6 +191,15 @@ class _Reply:
                     self.reply = text
 
 
+def _readable(msg) -> bool:
+    """Whether ``msg`` has the shape of a Jupyter message. The kernel runs student code,
+    which can write anything to its sockets, and a kernel out of memory can leave a message
+    half sent (the next one then fails its signature check): such a message is skipped,
+    never trusted and never allowed to stop grading."""
+    return (isinstance(msg, dict) and isinstance(msg.get("parent_header"), dict)
+            and isinstance(msg.get("content"), dict) and isinstance(msg.get("msg_type"), str))
+
+
 def error_output(ename: str, evalue: str):
     return nbjson.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
@@ -202,6 +212,7 @@ class Kernel:
         self.job_dir, self.workdir, self.sandbox, self.limits = job_dir, workdir, sandbox, limits
         self.env, self.n, self.preload = env, n, preload
         self.km = self.kc = None
+        self.unreadable = 0  # IOPub messages skipped because they were not readable
         self.log_path = job_dir / f"kernel-{n}.log"
 
     def start(self) -> None:
@@ -303,6 +314,12 @@ class Kernel:
             except Empty:
                 if not self.alive():
                     return CellRun(index, "died"), interrupted
+                continue
+            except Exception:  # noqa: BLE001 (a message that is not one: see _readable)
+                self.unreadable += 1
+                continue
+            if not _readable(msg):
+                self.unreadable += 1
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
