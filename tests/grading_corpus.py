@@ -26,6 +26,19 @@ from grader.lessons import load_all
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION.*$")
 
 
+def sandboxed() -> bool:
+    """Whether bubblewrap works on this machine (``.ci/run`` installs it)."""
+    import tempfile
+
+    from grader.grading.sandbox import Limits, SandboxUnavailable, detect
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            return detect("bwrap", Path(tmp), [], Path(tmp), Limits()).kind == "bwrap"
+        except SandboxUnavailable:
+            return False
+
+
 def _text(source) -> str:
     return "".join(source) if isinstance(source, list) else source
 

@@ -72,3 +72,75 @@ def test_a_zip_graded_without_a_sandbox_says_it_is_not_isolated(course, tmp_path
     assert result["sandbox"] == "none" and result["score"] == lesson.total() == result["max"]
     assert (course / "autograded" / "alice" / A / f"{A}.ipynb").is_file()
     assert (course / "gradebook.db").is_file()
+
+
+def _submitted(tmp_path, lesson) -> "Path":
+    folder = tmp_path / "submitted" / "alice" / A
+    folder.mkdir(parents=True)
+    for name, data in lesson.files(lesson.honest()).items():
+        (folder / name).write_bytes(data)
+    return tmp_path / "submitted"
+
+
+def test_without_bubblewrap_grading_refuses_and_says_what_none_means(course, tmp_path):
+    empty = tmp_path / "bin"  # a PATH on which there is no bwrap
+    empty.mkdir()
+    submitted = _submitted(tmp_path, Lesson(A, ROOT))
+    env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course), PATH=str(empty))
+    run = subprocess.run([sys.executable, "-m", "grader", "grade", str(submitted), "--out",
+                          str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                         cwd=course, timeout=300)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "refusing to run submissions without a sandbox" in run.stderr
+    assert "bubblewrap (bwrap) is not installed" in run.stderr
+    assert "apt-get install bubblewrap" in run.stderr
+    assert "--sandbox none" in run.stderr and "reference solutions" in run.stderr
+    assert not (tmp_path / "out" / "grades.csv").exists()
+    assert not (tmp_path / "out" / "results").exists()
+
+
+def _break_solution(course):
+    """The source notebook's matmul_dot returns zeros: a course that cannot prove itself."""
+    path = course / "solutions" / A / f"{A}.ipynb"
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                == "matmul_dot")
+    text = "".join(cell["source"])
+    assert "C[i, j] = np.sum(A[i, :] * B[:, j])" in text
+    cell["source"] = text.replace("C[i, j] = np.sum(A[i, :] * B[:, j])", "pass")
+    path.write_text(json.dumps(nb))
+    return "the source notebook must earn full marks, but its test test_matmul_dot got 0/1"
+
+
+def _answer_the_release(course):
+    """The released notebook holds the answer to matmul_rows: a release that gives it away."""
+    lesson = Lesson(A, ROOT)
+    path = course / "notebooks" / A / f"{A}.ipynb"
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                == "matmul_rows")
+    cell["source"] = lesson.answers["matmul_rows"]
+    path.write_text(json.dumps(nb))
+    return "the released notebook must earn 0, but its test test_matmul_rows got 1/1"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage", [_break_solution, _answer_the_release])
+def test_a_broken_environment_stops_the_batch_and_grades_nobody(course, tmp_path, damage):
+    from grading_corpus import sandboxed
+
+    why = damage(course)
+    submitted = _submitted(tmp_path, Lesson(A, ROOT))
+    out = tmp_path / "out"
+    run = grade(course, submitted, "--out", out, "--jobs", 2,
+                *([] if sandboxed() else ["--sandbox", "none"]))
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "failed its proof, so nobody was graded" in run.stderr
+    assert why in run.stderr, run.stderr
+    assert not (out / "grades.csv").exists() and not (out / "results").exists()
+    assert not (course / "autograded").exists()
+    from nbgrader.api import Gradebook
+
+    if (course / "gradebook.db").exists():
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "attention") as gb:
+            assert gb.students == [] and all(not a.submissions for a in gb.assignments)

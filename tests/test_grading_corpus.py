@@ -25,7 +25,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,22 +44,13 @@ from grading_corpus import (
     memory_bomb_sample,
     misconception_samples,
     never_answers_sample,
+    sandboxed,
     write,
 )
 
 pytestmark = pytest.mark.slow
 LESSON = "01_matmul_views"  # the lesson the full corpus is built from
 LESSONS = {name: Lesson(name, ROOT) for name in assignments(ROOT)}
-
-
-def sandboxed() -> bool:
-    from grader.grading.sandbox import Limits, SandboxUnavailable, detect
-
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            return detect("bwrap", Path(tmp), [], Path(tmp), Limits()).kind == "bwrap"
-        except SandboxUnavailable:
-            return False
 
 
 SANDBOXED = sandboxed()

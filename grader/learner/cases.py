@@ -133,7 +133,7 @@ class Outcome:
     @classmethod
     def from_data(cls, d) -> Outcome:
         if not isinstance(d, dict):
-            return cls(error=ErrorInfo("BridgeError", "the answer's kernel sent back no result"))
+            return cls(error=ErrorInfo("BridgeError", "your notebook's Python sent back no result for this input"))
         mutated = d.get("mutated", "")
         mutated = mutated[:200] if isinstance(mutated, str) else ""
         if "error" in d:
