@@ -15,7 +15,7 @@ def _release(args) -> int:
     root = course_root()
     try:
         if args.check:
-            problems = stale_files(root)
+            problems = stale_files(root, args.lessons or None)
             if problems:
                 print("notebooks/ is stale: it does not match a fresh release of solutions/.")
                 for line in problems:

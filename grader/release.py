@@ -152,10 +152,12 @@ def _tree(path: Path) -> set[Path]:
     return {p.relative_to(path) for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
 
 
-def stale_files(root: Path) -> list[str]:
-    """What differs between ``notebooks/`` and a fresh release, as readable lines."""
+def stale_files(root: Path, only: list[str] | None = None) -> list[str]:
+    """What differs between ``notebooks/`` and a fresh release, as readable lines; with
+    ``only``, of those assignments (and files in ``notebooks/`` that belong to none)."""
     problems = []
-    for name in assignments(root):
+    names = assignments(root)
+    for name in [n for n in names if not only or n in only]:
         src = root / SOLUTIONS / name / f"{name}.ipynb"
         nb = nbformat.read(src, as_version=4)
         if any(c.cell_type == "code" and (c.outputs or c.execution_count) for c in nb.cells):
@@ -163,8 +165,10 @@ def stale_files(root: Path) -> list[str]:
     current = root / NOTEBOOKS
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
-        build(root, fresh)
+        build(root, fresh, only)
         want, have = _tree(fresh), _tree(current) if current.exists() else set()
+        if only:
+            have = {rel for rel in have if rel.parts[0] in only or rel.parts[0] not in names}
         for rel in sorted(want - have):
             problems.append(f"{NOTEBOOKS}/{rel} is missing")
         for rel in sorted(have - want):

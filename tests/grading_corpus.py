@@ -181,20 +181,27 @@ def misconception_source(fn, name: str) -> str:
 
 
 def misconception_samples(lesson: Lesson) -> list[Sample]:
+    """Every catalogued mistake of the lesson, as typed into its answer cell. Sample k
+    holds the k-th mistake of every exercise at once (each test checks only its own
+    answer), so the whole catalogue takes a handful of submissions."""
     registry = load_all()
-    samples = []
+    rounds: list[dict] = []
     for answer, exercise in lesson.exercise.items():
         ex = registry.get(exercise)
         if ex is None:
             continue
         for k, mis in enumerate(ex.misconceptions):
-            code = misconception_source(mis.impl, answer)
-            nb = lesson.notebook({**lesson.answers, answer: code})
-            first = mis.message.split(".")[0]
-            samples.append(Sample(
-                f"mis_{exercise}_{k}", lesson.name, lesson.files(nb),
-                lesson.expect({answer: Expect(0.0, "failed", first)}),
-                why=f"{exercise}: {mis.name}"))
+            while len(rounds) <= k:
+                rounds.append({})
+            rounds[k][answer] = (misconception_source(mis.impl, answer), mis.message.split(".")[0],
+                                 f"{exercise}: {mis.name}")
+    samples = []
+    for k, chosen in enumerate(rounds):
+        nb = lesson.notebook({**lesson.answers, **{a: code for a, (code, _, _) in chosen.items()}})
+        samples.append(Sample(
+            f"mistakes_{k}", lesson.name, lesson.files(nb),
+            lesson.expect({a: Expect(0.0, "failed", first) for a, (_, first, _) in chosen.items()}),
+            why="; ".join(why for _, _, why in chosen.values())))
     return samples
 
 

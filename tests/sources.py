@@ -10,6 +10,7 @@ them), imports for everything else, and the partials as expressions.
 from __future__ import annotations
 
 import functools
+import re
 import inspect
 import textwrap
 import types
@@ -212,3 +213,46 @@ def answer_source(obj, name: str) -> str:
     body = "\n\n\n".join(dict.fromkeys(writer.defs))
     # Annotations stay unevaluated, as in the modules the code comes from.
     return f"from __future__ import annotations\n{imports}\n\n\n{body}\n\n{name} = {expression}\n"
+
+
+# ------------------------------------------------------------------ solution fragments
+SOLUTION = re.compile(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", re.S)
+SHORTEST_LINE = 12  # characters, whitespace ignored: shorter lines (``return C``) are idioms
+SHORTEST_PART = 10  # the right-hand side of an ``x = ...`` or ``return ...`` line
+
+
+def _squeeze(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@functools.lru_cache(maxsize=None)
+def solution_fragments(lesson: str) -> tuple[str, ...]:
+    """What no message may contain: every line of the lesson's solution regions, and the
+    expression of each of its ``x = ...`` and ``return ...`` lines, whitespace removed."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "solutions" / lesson / f"{lesson}.ipynb"
+    found: set[str] = set()
+    for cell in json.loads(path.read_text())["cells"]:
+        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        for region in SOLUTION.findall(text):
+            for line in region.splitlines():
+                line = line.split("#")[0].strip() if not line.strip().startswith(("'", '"')) else line.strip()
+                if len(_squeeze(line)) >= SHORTEST_LINE:
+                    found.add(_squeeze(line))
+                part = re.match(r"^(?:return\s+|[\w\[\], .]+?\s*(?:[-+*/@]?=)\s*)(.+)$", line)
+                if part and "==" not in line[: part.start(1)] and len(_squeeze(part.group(1))) >= SHORTEST_PART \
+                        and not re.fullmatch(r"[\w\s,()]+", part.group(1)):  # names alone: the interface
+                    found.add(_squeeze(part.group(1)))
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+YOUR_LINE = re.compile(r"^\s*at line \d+ of your code: .*$", re.M)
+
+
+def handed_over(message: str, lesson: str) -> list[str]:
+    """The solution fragments of ``lesson`` that ``message`` contains (a quote of the
+    learner's own line, "at line 5 of your code: ...", is theirs to see)."""
+    squeezed = _squeeze(YOUR_LINE.sub("", message))
+    return [f for f in solution_fragments(lesson) if f in squeezed]

@@ -17,6 +17,7 @@ from grader.learner import agent, recording
 from grader.learner.checks import LocalSubject
 from grader.learner.engine import judge
 from grader.release import same_recording
+from sources import handed_over, solution_fragments
 
 BROKEN = {}
 for _lesson in lessons.lessons():
@@ -69,6 +70,30 @@ def test_misconception_is_rejected_with_its_own_message(ex, mis, hidden):
     for other in ex.misconceptions:
         if other is not mis and other.message != mis.message:
             assert other.message not in verdict.message, f"{mis.name!r} was diagnosed as {other.name!r}"
+    leaked = handed_over(verdict.message, lessons.LESSON_OF[ex.name])
+    assert not leaked, f"the message hands over solution code {leaked}:\n{verdict.message}"
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_no_hint_or_diagnosis_hands_over_the_solution(name):
+    ex, lesson = EXERCISES[name], lessons.LESSON_OF[name]
+    texts = {"hint": ex.hint or "", **{m.name: m.message for m in ex.misconceptions},
+             **{f"bad input {i}": b.why for i, b in enumerate(ex.bad_inputs)}}
+    for what, text in texts.items():
+        leaked = handed_over(text, lesson)
+        assert not leaked, f"{name} {what} hands over solution code {leaked}: {text}"
+
+
+def test_the_solution_search_finds_a_line_and_an_expression_of_the_solution():
+    lesson = "04_masking"
+    fragments = solution_fragments(lesson)
+    assert len(fragments) > 20
+    line = max(fragments, key=len)
+    planted = f"Hint: write {line[: len(line) // 2]}  {line[len(line) // 2:]} and you are done."
+    assert line in handed_over(planted, lesson)
+    assert handed_over("Hint: set the masked scores with np.where(mask, scores, -np.inf).", lesson)
+    assert not handed_over("Hint: the masked keys get a score of −∞ before the softmax.", lesson)
+    assert not handed_over("Error\n  at line 3 of your code: `np.where(mask, scores, -np.inf)`", lesson)
 
 
 def test_misconception_names_are_unique_per_exercise():

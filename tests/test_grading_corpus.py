@@ -30,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from sources import handed_over
 from grader.course import assignments
 from grader.grading.scoring import STATUSES
 from grading_corpus import (
@@ -164,6 +165,8 @@ def test_sample_gets_its_exact_result(corpus, key):
         assert t["status"] in STATUSES, where
         assert (t["points"], t["status"]) == (want.points, want.status), where
         assert want.message.lower() in t["message"].lower(), where
+        leaked = handed_over(t["message"], sample.assignment)
+        assert not leaked, f"{where}: hands over solution code {leaked}"
     assert result["score"] == sample.total
     for field in ("repairs", "incidents", "notes", "integrity"):
         text = "\n".join(result[field])
@@ -277,5 +280,8 @@ def test_every_misconception_of_the_lesson_is_in_the_corpus():
 
     lesson = LESSONS[LESSON]
     wanted = sum(len(load_all()[ex].misconceptions) for ex in lesson.exercise.values())
-    found = [k for k in KEYS if k[1].startswith("mis_")]
-    assert wanted > 0 and len(found) == wanted
+    samples = [s for s in misconception_samples(lesson)]
+    found = sum(why.count(": ") for why in (s.why for s in samples))
+    failing = sum(1 for s in samples for test, want in s.tests.items()
+                  if want.status == "failed" and not test.startswith("hidden_"))
+    assert wanted > 0 and found == failing == wanted

@@ -181,12 +181,12 @@ def test_release_check_fails_on_a_hand_edited_notebook(course_copy):
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source += "\nEdited by hand."
     nbformat.write(nb, path)
-    result = _cli(course_copy, "release", "--check")
+    result = _cli(course_copy, "release", "--check", lesson)
     assert result.returncode == 1
     assert f"notebooks/{lesson}/{lesson}.ipynb differs from a fresh release" in result.stdout
     assert "Run `python -m grader release`" in result.stdout
-    assert _cli(course_copy, "release").returncode == 0
-    assert _cli(course_copy, "release", "--check").returncode == 0
+    assert _cli(course_copy, "release", lesson).returncode == 0
+    assert _cli(course_copy, "release", "--check", lesson).returncode == 0
 
 
 @pytest.mark.slow
@@ -194,6 +194,6 @@ def test_release_check_fails_on_a_missing_or_extra_notebook(course_copy):
     lesson = LESSONS[0]
     released_notebook(lesson, course_copy).unlink()
     (course_copy / "notebooks" / "stray.ipynb").write_text("{}")
-    result = _cli(course_copy, "release", "--check")
+    result = _cli(course_copy, "release", "--check", lesson)
     assert result.returncode == 1
     assert "is missing" in result.stdout and "stray.ipynb is not produced by the release" in result.stdout

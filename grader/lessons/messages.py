@@ -13,7 +13,8 @@ def inverted_polarity(true_at: str, meaning: str = "") -> str:
     should = f" Here that is {meaning}." if meaning else ""
     return (f"your mask is True at {true_at}: its polarity is inverted. In this course (and in "
             f"torch's scaled_dot_product_attention) True means *may attend*.{should} Only "
-            f"nn.MultiheadAttention's key_padding_mask uses the opposite polarity, True = ignore.")
+            f"nn.MultiheadAttention's boolean masks (key_padding_mask and attn_mask) use the "
+            f"opposite polarity, True = ignore.")
 
 
 def scaled_by_sqrt_d_model(features: str, fix: str) -> str:

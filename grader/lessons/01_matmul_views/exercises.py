@@ -369,8 +369,8 @@ register(Exercise(
         ),
         Misconception(
             "first batch item only", _first_batch_item,
-            "every batch item of your result is the product of batch item 0. Multiply the "
-            "whole stacks at once: np.matmul(A, B) pairs item b of A with item b of B.",
+            "every batch item of your result is the product of batch item 0. Item b of the "
+            "result must come from its own pair: item b of A times item b of B.",
         ),
     ],
     bad_inputs=[
@@ -478,8 +478,8 @@ register(Exercise(
         Misconception(
             "checks column sums", _mix_checks_columns,
             "your function rejects a valid W. It checks that the columns of W sum to 1, but "
-            "each row of W holds the weights of one mixture, so sum along the last axis "
-            "(`W.sum(axis=-1)`).",
+            "each row of W holds the weights of one mixture, so it is each row that must "
+            "sum to 1 (the sums along the last axis).",
         ),
         Misconception(
             "transposed weights", _mix_transposed_weights,

@@ -122,9 +122,9 @@ def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 UNSTABLE_MESSAGE = (
     "your softmax overflows: with scores in the hundreds, np.exp gives inf and inf / inf "
-    "is nan. Subtract the largest score of each slice first, `x - x.max(axis=axis, "
-    "keepdims=True)`: the common factor cancels in the division, so the weights are "
-    "the same, but every exponent is now <= 0."
+    "is nan. Shift each slice by its own largest score before np.exp (keep the axis so "
+    "the shift broadcasts back): the common factor cancels in the division, so the "
+    "weights are the same, but every exponent is now <= 0."
 )
 
 register(Exercise(
@@ -196,8 +196,8 @@ def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 SEQ_LEN_MESSAGE = (
     "you divided by the square root of the sequence length (the number of tokens). The "
-    "scale is sqrt(d_k), where d_k is the length of each query and key vector: "
-    "`Q.shape[-1]`. The sum q·k has d_k terms, so its spread grows with d_k, whatever the "
+    "scale is sqrt(d_k), where d_k is the length of each query and key vector, the last "
+    "axis of Q. The sum q·k has d_k terms, so its spread grows with d_k, whatever the "
     "number of tokens."
 )
 D_K_MESSAGE = (
@@ -207,9 +207,9 @@ D_K_MESSAGE = (
     "weights come out too flat."
 )
 NO_SCALE_MESSAGE = (
-    "your scores are not scaled. Divide Q Kᵀ by np.sqrt(d_k), with d_k = Q.shape[-1]: "
-    "without it the scores grow with d_k and the softmax saturates to almost one-hot "
-    "weights."
+    "your scores are not scaled. Divide Q Kᵀ by the square root of d_k, the length of "
+    "each query vector: without it the scores grow with d_k and the softmax saturates "
+    "to almost one-hot weights."
 )
 K_DOT_T_MESSAGE = (
     "you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
@@ -315,9 +315,9 @@ TRANSPOSED_V_MESSAGE = (
     "directly, with no transpose."
 )
 WEIGHTS_AS_OUTPUT_MESSAGE = (
-    "you returned the attention weights where the output belongs. Return "
-    "`(output, weights)`, in that order, with `output = weights @ V`: the weights say "
-    "how much of each value to take, the output is the mixture itself."
+    "you returned the attention weights where the output belongs. Return the pair "
+    "(output, weights), in that order: the weights say how much of each value to take, "
+    "the output is the mixture of the values they make."
 )
 
 register(Exercise(
@@ -543,14 +543,14 @@ register(Exercise(
         ),
         Misconception(
             "variance of the products", knob(ref._score_variance, summed_over=None),
-            "you took the variance of the elementwise products q_i k_i (about 1). Sum each "
-            "pair's products first, `np.sum(q * k, axis=-1)`, to get one dot product per "
-            "sample, then take the variance of those n_samples numbers.",
+            "you took the variance of the elementwise products q_i k_i (about 1). Add up "
+            "each sample's d_k products first, to get one dot product per sample, then take "
+            "the variance of those n_samples numbers.",
         ),
         Misconception(
             "summed over the samples", knob(ref._score_variance, summed_over=0),
             "you summed q * k over the samples axis (axis=0). One dot product q·k sums over "
-            "the d_k coordinates of one sample: `np.sum(q * k, axis=-1)`.",
+            "the d_k coordinates of one sample, the last axis.",
         ),
         Misconception(
             "mean instead of variance", knob(ref._score_variance, statistic="mean"),

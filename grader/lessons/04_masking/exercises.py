@@ -242,7 +242,7 @@ AFTER_SOFTMAX = (
     "you applied the mask after the softmax (softmax, then multiply by the mask). The "
     "masked keys' share is simply thrown away, so the allowed weights no longer sum to 1, and "
     "they still depend on the masked scores through the softmax's denominator. Mask first: "
-    "set the masked scores to −∞ (np.where(mask, scores, -np.inf)), then take the softmax."
+    "give the masked keys a score of −∞ wherever the mask is False, then take the softmax."
 )
 AFTER_SOFTMAX_RENORMALISED = (
     "you took the softmax first, zeroed the masked weights and divided by the new row sum. "
@@ -264,12 +264,12 @@ LARGE_NEGATIVE = (
 NAN_ROWS = (
     "a row with no allowed key comes out as NaN. With every score −∞, the row maximum is −∞ "
     "and exp(−∞ − (−∞)) = exp(NaN); the sum is 0 and 0/0 = NaN. Such a row must be all zeros: "
-    "shift by 0 where the maximum is −∞, and divide only where the sum is positive "
-    "(np.divide(e, total, out=np.zeros_like(e), where=total > 0))."
+    "shift by 0 where the maximum is −∞, and divide only where the sum is positive, "
+    "leaving zeros elsewhere."
 )
 INVERTED_SOFTMAX = inverted_polarity(
-    "the keys you set to −∞", "np.where(mask, scores, -np.inf), which keeps the score where the "
-    "mask is True")
+    "the keys you set to −∞", "the score is kept where the mask is True and becomes −∞ where "
+    "it is False")
 
 
 def softmax_mistakes(core) -> list[Misconception]:
@@ -414,8 +414,8 @@ register(Exercise(
             knob(ref._masked_attention, none_means_no_mask=False),
             "mask=None means no mask, but your function passed None on to masked_softmax, "
             "which needs a boolean array. Handle it before calling masked_softmax: when mask "
-            "is None, use a mask of all True, for example "
-            "`np.ones(scores.shape[-2:], dtype=bool)` (every query may attend to every key).",
+            "is None, use a boolean mask of all True with one entry per (query, key) pair: "
+            "every query may attend to every key.",
         ),
         Misconception(
             "no scaling", knob(ref._masked_attention, scaled=False),

@@ -367,7 +367,7 @@ AVERAGED_MAPS = (
     "the heads' outputs are then concatenated (merge_heads) and mixed by w_o. Averaging makes "
     "h heads behave like one."
 )
-LINEAR = "nn.Linear(d_model, d_model)"
+LINEAR = "an nn.Linear from d_model to d_model features"
 
 MODULE_MISTAKES = [
     # What __init__ builds: the driver reports a layout that does not fit the check's weights.
@@ -427,7 +427,7 @@ MODULE_MISTAKES = [
     ),
     Misconception(
         "softmax over the queries", module_with(softmax_over="queries"),
-        softmax_over_queries("dim=-2", "torch.softmax(scores, dim=-1)"),
+        softmax_over_queries("dim=-2", "the last axis (dim=-1)"),
     ),
 ]
 

@@ -148,24 +148,23 @@ register(Exercise(
     misconceptions=[
         Misconception(
             "skip taken after the norm", knob(ref._Block, norm_at="stream"),
-            "your skip carries the normalised stream: you wrote `x = self.ln1(x)` and then "
-            "added the sublayer's output to that. In a pre-norm block the norm only feeds "
-            "the sublayer; the skip goes around both and carries the original x: "
-            "`x = x + attn(ln1(x))`, then `x = x + mlp(ln2(x))`.",
+            "your skip carries the normalised stream: you replaced x by its LayerNorm and "
+            "then added the sublayer's output to that. In a pre-norm block the norm only "
+            "feeds the sublayer; the skip goes around both and adds the sublayer's output "
+            "to the original, unnormalised x.",
         ),
         Misconception(
             "post-norm", knob(ref._Block, norm_at="after"),
-            "you normalise the residual stream itself, after the addition "
-            "(`ln1(x + attn(x))`): that is the post-norm block of the original Transformer. "
-            "This block is pre-norm: the LayerNorm sits inside the branch, before the "
-            "sublayer, and the stream x is never normalised: `x = x + attn(ln1(x))`.",
+            "you normalise the residual stream itself, after the addition: that is the "
+            "post-norm block of the original Transformer. This block is pre-norm: the "
+            "LayerNorm sits inside the branch, before the sublayer, and the stream x itself "
+            "is never normalised.",
         ),
         Misconception(
             "second skip from the block's input", knob(ref._Block, mlp_skip_from=ref.BLOCK_INPUT),
             "the MLP's skip adds the block's input, not the stream after attention, so "
             "the attention's update is lost. The second skip must carry the updated "
-            "stream: after `x = x + attn(ln1(x))`, write `x = x + mlp(ln2(x))` with that "
-            "new x.",
+            "stream: the MLP's output is added to x as it is after the first skip.",
         ),
         Misconception(
             "MLP fed the block's input", knob(ref._Block, mlp_reads=ref.BLOCK_INPUT),
@@ -176,8 +175,8 @@ register(Exercise(
         Misconception(
             "keys and values from the raw stream", knob(ref._Block, keys_values="raw"),
             "your attention takes its query from ln1(x) but its keys and values from x "
-            "itself. In this block all three come from the same normalised tensor: "
-            "`h = self.ln1(x)`, then `self.attn(h, h, h)`.",
+            "itself. In this block all three come from the same normalised tensor, ln1 of "
+            "the stream.",
         ),
         Misconception(
             "one LayerNorm for both sublayers", knob(ref._Block, mlp_norm="ln1"),
@@ -187,28 +186,28 @@ register(Exercise(
         ),
         Misconception(
             "residual=False keeps the MLP skip", knob(ref._Block, residual_removes=("attention",)),
-            "with residual=False your block still adds the MLP's skip (`x + mlp(...)`); "
-            "only the attention's skip went. residual=False removes both: the block "
-            "returns `mlp(ln2(attn(ln1(x))))`.",
+            "with residual=False your block still adds the MLP's output back to its input; "
+            "only the attention's skip went. residual=False removes both skips: each "
+            "sublayer's output replaces the stream instead of being added to it.",
         ),
         Misconception(
             "residual=False keeps the attention skip", knob(ref._Block, residual_removes=("mlp",)),
-            "with residual=False your block still adds the attention's skip "
-            "(`x + attn(...)`); only the MLP's skip went. residual=False removes both: "
-            "`x = attn(ln1(x))`, then `x = mlp(ln2(x))`.",
+            "with residual=False your block still adds the attention's output back to its "
+            "input; only the MLP's skip went. residual=False removes both skips: each "
+            "sublayer's output replaces the stream instead of being added to it.",
         ),
         Misconception(
             "residual flag ignored", knob(ref._Block, residual_removes=()),
             "with residual=False your block gives the same output as with residual=True: "
             "the flag is not used. Read `self.residual` in forward and leave out both "
-            "`x +` when it is False.",
+            "additions when it is False.",
         ),
         Misconception(
             "causal mask in the block", knob(ref._Block, causal=True),
             "your attention is causal: each token attends only to itself and the tokens "
             "before it, so you passed a mask (attn_mask or is_causal). This lesson's block "
-            "uses no mask: every token may attend to every token, later ones included. Call "
-            "`self.attn(h, h, h, need_weights=False)` without a mask.",
+            "uses no mask: every token may attend to every token, later ones included, so "
+            "the attention gets neither attn_mask nor is_causal.",
         ),
     ],
     bad_inputs=_block_bad_inputs(),
