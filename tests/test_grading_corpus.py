@@ -285,3 +285,15 @@ def test_every_misconception_of_the_lesson_is_in_the_corpus():
     failing = sum(1 for s in samples for test, want in s.tests.items()
                   if want.status == "failed" and not test.startswith("hidden_"))
     assert wanted > 0 and found == failing == wanted
+
+
+def test_honest_feedback_keeps_every_figure_and_cuts_no_output(corpus):
+    """The text cap does not count figures: each lesson's figures reach its feedback."""
+    drawn = 0
+    for (batch, student, assignment), sample in corpus.samples.items():
+        if student != "honest_full":
+            continue
+        page = (corpus.out[batch] / "feedback" / student / assignment / f"{assignment}.html").read_text()
+        assert "[output cut" not in page and "[figure left out" not in page, assignment
+        drawn += page.count('<img alt="figure"') > 0
+    assert drawn >= 5, "the lessons' figures are missing from their feedback"

@@ -22,7 +22,7 @@ from conftest import ROOT
 from grader.course import assignments, released_notebook, source_notebook
 from grader.kit import MANIFEST, KitError, build_kit
 from grader.learner.notebook import execute, graded_results
-from grading_corpus import Lesson
+from grading_corpus import Lesson, meta
 from sources import answer_source
 
 LESSONS = assignments(ROOT)
@@ -255,9 +255,12 @@ def mistake_answers(lesson: Lesson) -> dict[str, str]:
 def test_the_solutions_pass_every_visible_check_in_the_kit(kit, name):
     lesson = Lesson(name, ROOT)
     results = _run(lesson.honest(), kit / "notebooks" / name, kit_env(kit), ("-S",))
-    assert results
-    failed = [(r.grade_id, r.message) for r in results if not r.passed]
+    assert results and any(r.passed for r in results)
+    failed = [(r.grade_id, r.message) for r in results if not r.passed and not r.hidden]
     assert not failed, failed
+    # A hidden test's cell re-runs nothing in the learner's copy: it says when it runs.
+    hidden = [r for r in results if r.hidden]
+    assert hidden and all(r.grade_id.startswith("hidden_") for r in hidden)
 
 
 @pytest.mark.slow
@@ -273,3 +276,31 @@ def test_catalogued_mistakes_get_the_same_messages_in_the_kit_as_in_the_reposito
         [(r.grade_id, r.passed, r.message) for r in in_repo]
     diagnosed = [r for r in in_repo if not r.passed and "Diagnosis:" in r.message]
     assert diagnosed, "no catalogued mistake was diagnosed"
+
+
+@pytest.mark.slow
+def test_the_check_command_in_the_kit_reports_each_question_and_defers_hidden_ones(kit, tmp_path):
+    lesson = Lesson(LESSONS[0], ROOT)
+    first = next(iter(lesson.answers))
+    wrong = {k: v for k, v in lesson.answers.items() if k != first}  # the first left as released
+    folder = kit / "notebooks" / lesson.name
+    path = folder / "attempt.ipynb"
+    path.write_text(json.dumps(lesson.notebook(wrong)), encoding="utf-8")
+    try:
+        run = subprocess.run([sys.executable, "-S", "-m", "grader", "check", str(path)],
+                             env=dict(os.environ, **kit_env(kit)), capture_output=True, text=True,
+                             cwd=kit, timeout=600)
+    finally:
+        path.unlink()
+    assert run.returncode == 0, run.stderr
+    rows = [line for line in run.stdout.splitlines() if line[:1] in "✓✗·"]
+    tests = [c for c in lesson.release["cells"] if meta(c).get("grade") and not meta(c).get("solution")]
+    assert len(rows) == len(tests)
+    assert rows[0].startswith(f"✗ test_{first}") and "not implemented yet" in rows[0]
+    assert any(r.startswith("✓ test_") for r in rows)
+    hidden = [r for r in rows if r.startswith("·")]
+    assert hidden and all("hidden_" in r and "runs when your work is graded" in r for r in hidden)
+    assert not any(r.startswith(("✓ hidden_", "✗ hidden_")) for r in rows), "hidden rows repeat a check"
+    assert "Total here:" in run.stdout and "more in hidden tests" in run.stdout
+    assert "running cell" in run.stderr
+    assert "WARNING" not in run.stderr + run.stdout, run.stderr

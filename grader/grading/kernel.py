@@ -120,11 +120,30 @@ def _tree_rss(root: int) -> int:
     return total * os.sysconf("SC_PAGE_SIZE")
 
 
-class _Outputs:
-    """Collects a cell's outputs from kernel messages, up to a size cap."""
+IMAGE_CAP = 16 * 2**20  # characters of figures (base64 PNG and the like) one cell may show
+IMAGES = ("image/", "application/pdf")
+FIGURE_LABEL = 10_000  # characters of text beside a figure (its text/plain repr) not counted as text
 
-    def __init__(self, cap: int):
+
+def _sizes(kind: str, content: dict, out) -> tuple[int, int]:
+    """An output's size as text and as figures: a figure is counted apart from the text
+    cap, so that a cell that draws a plot keeps it in the feedback."""
+    if kind == "stream":
+        return len(out.text), 0
+    data = content.get("data") if isinstance(content, dict) else None
+    if kind == "error" or not isinstance(data, dict):
+        return len(str(content)), 0
+    images = sum(len(str(v)) for k, v in data.items() if str(k).startswith(IMAGES))
+    return len(str(content)) - images, images
+
+
+class _Outputs:
+    """Collects a cell's outputs from kernel messages, up to a size cap for text and
+    another for figures."""
+
+    def __init__(self, cap: int, image_cap: int = IMAGE_CAP):
         self.cap, self.size, self.cut = cap, 0, False
+        self.image_cap, self.image_size, self.images_cut = image_cap, 0, False
         self.outputs: list = []
         self.clear_pending = False
         self.execution_count = None
@@ -140,14 +159,20 @@ class _Outputs:
             if content.get("wait"):
                 self.clear_pending = True
             else:
-                self.outputs, self.size = [], 0
+                self.outputs, self.size, self.image_size = [], 0, 0
             return
         if kind not in ("stream", "display_data", "execute_result", "error"):
             return
         if self.clear_pending:
-            self.outputs, self.size, self.clear_pending = [], 0, False
+            self.outputs, self.size, self.image_size, self.clear_pending = [], 0, 0, False
         out = nbjson.output_from_msg(msg)
-        size = len(out.text) if kind == "stream" else len(str(content))
+        size, image = _sizes(kind, content, out)
+        if image and self.image_size + image > self.image_cap:
+            self.images_cut = True
+            return
+        self.image_size += image
+        if image and size <= FIGURE_LABEL:  # a figure and its label: the figures' cap holds it
+            size = 0
         if kind != "error" and self.size + size > self.cap:
             self.cut = True
             room = self.cap - self.size
@@ -164,6 +189,10 @@ class _Outputs:
     def finish(self) -> list:
         if self.cut:
             note = f"\n[output cut: this cell printed more than {self.cap:,} characters]\n"
+            self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
+        if self.images_cut:
+            note = (f"\n[figure left out: this cell's figures came to more than "
+                    f"{self.image_cap // 2**20} MB]\n")
             self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
         return self.outputs
 

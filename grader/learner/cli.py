@@ -18,18 +18,34 @@ def check_notebook(path: Path, timeout: int = 120, stream=None) -> int:
     if not path.is_file():
         print(f"no such notebook: {path}", file=sys.stderr)
         return 2
-    nb = execute(path, timeout=timeout)
+    progress = sys.stderr
+
+    def on_cell(index: int, total: int, cell) -> None:
+        line = f"running cell {index + 1}/{total}"
+        if progress.isatty():
+            end = "\n" if index + 1 == total else ""
+            print(f"\r{line}", end=end, file=progress, flush=True)
+        elif (index + 1) % 10 == 0 or index + 1 == total:
+            print(line, file=progress, flush=True)
+
+    nb = execute(path, timeout=timeout, on_cell=on_cell)
     results = graded_results(nb)
     if not results:
         print(f"{path} has no graded test cells.", file=stream)
         return 0
     width = max(len(r.grade_id) for r in results)
     for r in results:
+        if r.hidden:
+            print(f"· {r.grade_id:<{width}}  –/{r.max_points:g}  {r.message}", file=stream)
+            continue
         mark = "✓" if r.passed else "✗"
         print(f"{mark} {r.grade_id:<{width}}  {r.points:g}/{r.max_points:g}  {r.message}", file=stream)
-    total = sum(r.points for r in results)
-    top = sum(r.max_points for r in results)
-    print(f"Total: {total:g}/{top:g} (auto-graded cells only; free-text answers are graded by hand)",
+    here = [r for r in results if not r.hidden]
+    total = sum(r.points for r in here)
+    top = sum(r.max_points for r in here)
+    later = sum(r.max_points for r in results if r.hidden)
+    hidden = f"; {later:g} more in hidden tests that run when your work is graded" if later else ""
+    print(f"Total here: {total:g}/{top:g}{hidden} (free-text answers are graded by hand)",
           file=stream)
     return 0
 

@@ -6,8 +6,10 @@ not hide the results of the others.
 """
 from __future__ import annotations
 
+import ast
 import os
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +24,23 @@ class CellResult:
     max_points: float
     passed: bool
     message: str  # the error's last line, or the printed ✓ line
+    hidden: bool = False  # a hidden test: it runs only when the work is graded
+
+
+def runs_here(source: str) -> bool:
+    """Whether a test cell makes a check that runs in the learner's own notebook: a
+    ``check(...)`` call without ``hidden=True``. A hidden test cell's checks are left out
+    of the learner's copy (or are ``hidden=True``): they run when the work is graded."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return True  # the cell will say what is wrong with it when it runs
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "check":
+            hidden = [k for k in node.keywords if k.arg == "hidden"]
+            if not (hidden and isinstance(hidden[0].value, ast.Constant) and hidden[0].value.value):
+                return True
+    return False
 
 
 def summary_line(printed: str) -> str:
@@ -45,10 +64,11 @@ def _stream_text(cell) -> str:
 
 
 def execute(path: Path, timeout: int = 120, env: dict | None = None,
-            python_flags: tuple[str, ...] = ()) -> nbformat.NotebookNode:
+            python_flags: tuple[str, ...] = (), on_cell=None) -> nbformat.NotebookNode:
     """Run every cell of the notebook at ``path`` in its folder; return the executed copy.
     ``python_flags`` are given to the kernel's Python (``("-S",)``: no ``site``, so that
-    only ``PYTHONPATH`` decides what the kernel imports)."""
+    only ``PYTHONPATH`` decides what the kernel imports). ``on_cell(index, total, cell)``
+    is called after each cell has run."""
     nb = nbformat.read(path, as_version=4)
     run_env = dict(os.environ, **(env or {}))
     run_env.setdefault("MPLBACKEND", "Agg")
@@ -57,6 +77,10 @@ def execute(path: Path, timeout: int = 120, env: dict | None = None,
         resources={"metadata": {"path": str(Path(path).parent)}},
     )
     client.km = client.create_kernel_manager()
+    sockets = None
+    if os.name == "posix":  # local sockets: no TCP port, and no warning about one
+        sockets = tempfile.TemporaryDirectory(prefix="check-")
+        client.km.transport, client.km.ip = "ipc", os.path.join(sockets.name, "kernel")
     if python_flags:  # the kernel spec's command, with the flags (jupyter_client fills in the file)
         client.km.kernel_spec.argv = [sys.executable, *python_flags, "-m", "ipykernel_launcher",
                                       "-f", "{connection_file}"]
@@ -65,8 +89,12 @@ def execute(path: Path, timeout: int = 120, env: dict | None = None,
     try:
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
+            if on_cell is not None:
+                on_cell(index, len(nb.cells), cell)
     finally:
         client._cleanup_kernel()
+        if sockets is not None:
+            sockets.cleanup()
     return nb
 
 
@@ -79,6 +107,10 @@ def graded_results(nb: nbformat.NotebookNode) -> list[CellResult]:
             continue
         max_points = float(meta.get("points", 0))
         error = _error_text(cell)
+        if error is None and not runs_here(cell.source):
+            results.append(CellResult(meta["grade_id"], 0.0, max_points, False,
+                                      "runs when your work is graded", hidden=True))
+            continue
         message = error or summary_line(_stream_text(cell))
         passed = error is None
         results.append(CellResult(meta["grade_id"], max_points if passed else 0.0, max_points, passed, message))
