@@ -48,6 +48,9 @@ def live(name, answer, hidden=False):
     return judge(exp, LocalSubject(answer, exp.info.driver, name))
 
 
+MODULE_LINES = 40  # a module exercise's failure message, at most (the big dumps are narrowed)
+
+
 def answer_of(mis):
     return mis.impl if mis.sample is None else mis.sample
 
@@ -70,13 +73,18 @@ def test_misconception_is_rejected_with_its_own_message(ex, mis, hidden):
     for other in ex.misconceptions:
         if other is not mis and other.message != mis.message:
             assert other.message not in verdict.message, f"{mis.name!r} was diagnosed as {other.name!r}"
-    leaked = handed_over(verdict.message, lessons.LESSON_OF[ex.name])
+    diagnosis = verdict.message.index("Diagnosis:")
+    for later in ("Smallest input", "It raised on this input", "Expected:"):
+        assert later not in verdict.message[:diagnosis], f"the diagnosis comes after {later!r}"
+    if ex.driver.get("kind") == "module":
+        assert len(verdict.message.splitlines()) < MODULE_LINES, verdict.message
+    leaked = handed_over(verdict.message, lessons.lesson_of(ex.name))
     assert not leaked, f"the message hands over solution code {leaked}:\n{verdict.message}"
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
 def test_no_hint_or_diagnosis_hands_over_the_solution(name):
-    ex, lesson = EXERCISES[name], lessons.LESSON_OF[name]
+    ex, lesson = EXERCISES[name], lessons.lesson_of(name)
     texts = {"hint": ex.hint or "", **{m.name: m.message for m in ex.misconceptions},
              **{f"bad input {i}": b.why for i, b in enumerate(ex.bad_inputs)}}
     for what, text in texts.items():

@@ -293,3 +293,26 @@ def test_figures_count_apart_from_the_text_cap_and_have_a_cap_of_their_own():
     assert "[figure left out" in texts
     assert sum(1 for o in outputs if o["output_type"] == "display_data") == 2
     assert len(texts.replace("\n", "").split("[")[0]) <= 1000
+
+
+def test_a_pair_of_results_is_narrowed_to_what_differs():
+    import numpy as np
+
+    from grader.learner.compare import FLOAT64
+    from grader.learner.messages import fmt_pair
+
+    weights = np.full((2, 2, 3, 3), 1 / 3)
+    wrong = weights.copy()
+    wrong[1, 0, 2, 1] = 0.9
+    output = np.arange(24.0).reshape(2, 3, 4)
+    want, got = fmt_pair((output, weights), (output, wrong), FLOAT64)
+    assert "item 1:" in want and "    item 0:" not in want and "(item 0: as expected)" in want
+    assert "[1, 0] of the 2×2×3×3 array:" in got and "0.9" in got
+    assert len(got.splitlines()) < 10
+    params = {f"p{i}": np.ones(3) for i in range(6)}
+    changed = {**params, "p2": np.zeros(3), "p4": np.zeros(3)}
+    want, got = fmt_pair(params, changed, FLOAT64)
+    assert "'p2':" in got and "'p4':" not in got and "also different: 'p4'" in got
+    assert "'p0', 'p1', 'p3', 'p5': as expected" in got
+    # values that are not tuples or dicts of one shape are shown whole
+    assert fmt_pair(np.ones(2), np.zeros(3), FLOAT64)[1].count("\n") >= 1

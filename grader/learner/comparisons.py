@@ -54,6 +54,16 @@ class Comparison:
 
         return fmt_value(value)
 
+    def show_pair(self, expected, returned, case, diff: Difference | None) -> tuple[str, str]:
+        """How the message shows the expected and the returned value side by side: a
+        kind that shows values its own way shows each alone; otherwise a tuple or dict
+        is narrowed to the entries that differ (``grader.learner.messages.fmt_pair``)."""
+        if type(self).show is Comparison.show:
+            from .messages import fmt_pair
+
+            return fmt_pair(expected, returned, case.tol)
+        return self.show(expected, case, "expected", diff), self.show(returned, case, "returned", diff)
+
 
 class Exact(Comparison):
     """Exact comparison against Fractions. When ``expected`` is a float array (a float
@@ -185,6 +195,20 @@ class Module(Comparison):
             return None
         return difference(expected, actual, case.tol)
 
+    def show_pair(self, expected, returned, case, diff):
+        plain = all(isinstance(v, dict) and "output" in v and "not_module" not in v and "layout" not in v
+                    for v in (expected, returned))
+        if plain and (diff is None or diff.focus != "layout"):
+            from .messages import fmt_pair
+
+            order = tuple(index for index, _ in self.spec.get("items") or ())
+            return fmt_pair(expected["output"], returned["output"], case.tol, first=order)
+        layouts = [v.get("layout") or _state_layout(case) if isinstance(v, dict) and "not_module" not in v
+                   else None for v in (expected, returned)]
+        if diff is not None and diff.focus == "layout" and all(isinstance(x, dict) for x in layouts):
+            return _layout_pair(*layouts)
+        return super().show_pair(expected, returned, case, diff)
+
     def show(self, value, case, role, diff):
         from .messages import fmt_value
 
@@ -196,6 +220,26 @@ class Module(Comparison):
                 return "\n".join(f"    {name}: {shape_str(shape)}" for name, shape in layout.items())
             return fmt_value(value.get("output"))
         return fmt_value(value)
+
+
+LAYOUT_LINES = 6  # parameters listed at most on each side of a layout that differs
+
+
+def _layout_pair(want: dict, got: dict) -> tuple[str, str]:
+    """Two layouts ({parameter name: shape}) shown by the parameters that differ: missing
+    on one side, or of another shape."""
+    def side(mine: dict, other: dict) -> list[str]:
+        names = [n for n in mine if n not in other or list(other[n]) != list(mine[n])]
+        lines = [f"    {n}: {shape_str(mine[n])}" for n in names[:LAYOUT_LINES]]
+        if len(names) > LAYOUT_LINES:
+            lines.append(f"    … and {len(names) - LAYOUT_LINES} more")
+        return lines
+
+    wanted, made = side(want, got), side(got, want)
+    same = sum(1 for n in want if n in got and list(got[n]) == list(want[n]))
+    wanted.append(f"    (and {same} parameter{'s' if same != 1 else ''} that yours has too)")
+    made = made or ["    (no parameter of yours is of a shape or name the exercise does not ask for)"]
+    return "\n".join(wanted), "\n".join(made)
 
 
 def _state_layout(case) -> dict:

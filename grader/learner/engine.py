@@ -94,22 +94,20 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake) -> str:
     name = exp.info.name
-    lines = [
-        f"{name} is not right yet.",
-        "",
-        f"Smallest input where it goes wrong{case_title(case)}:",
-        describe_input(case),
-        "Expected:",
-        cmp.show(expected.value, case, "expected", diff),
-        "Your function returned:",
-        cmp.show(outcome.value, case, "returned", diff),
-        f"What differs: {diff.text}.",
-    ]
     generic = ""
     if mistake is None and case.note and "large" in case.note:
         generic = "it works on small numbers but not on large ones: look for overflow."
     diag = _diagnosis(exp, mistake, generic)
-    return "\n".join(lines + (["", diag] if diag else []))
+    want, got = cmp.show_pair(expected.value, outcome.value, case, diff)
+    return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
+        f"Smallest input where it goes wrong{case_title(case)}:",
+        describe_input(case),
+        f"What differs: {diff.text.rstrip('.')}.",
+        "Expected:",
+        want,
+        "Your function returned:",
+        got,
+    ])
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:
@@ -126,13 +124,11 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake) -> 
     if err.not_implemented:
         return not_implemented_message(name, err)
     where = f"\n  at {err.where}" if err.where else ""
-    lines = [
-        f"{name} raised {err.type}: {err.message}{where}",
-        "",
+    diag = _diagnosis(exp, mistake)
+    lines = [f"{name} raised {err.type}: {err.message}{where}", ""] + ([diag, ""] if diag else []) + [
         f"It raised on this input{case_title(case)}:",
         describe_input(case),
     ]
-    diag = _diagnosis(exp, mistake)
     if mistake is None and err.type == "ValueError":
         lines += ["", "This input is valid: the reference returns a result for it. If the ValueError",
                   "comes from one of your own checks, its condition is too strict; otherwise",
@@ -140,7 +136,7 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake) -> 
     elif mistake is None and err.type == "IndexError":
         lines += ["", "Check the ranges you loop over and the shapes you index with; this input",
                   "may not be square."]
-    return "\n".join(lines + (["", diag] if diag else []))
+    return "\n".join(lines)
 
 
 def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:

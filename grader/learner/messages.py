@@ -6,7 +6,7 @@ import textwrap
 import numpy as np
 
 from .cases import Case
-from .compare import to_numpy
+from .compare import difference, to_numpy
 from .validation import shape_str
 
 
@@ -36,8 +36,98 @@ def fmt_value(x, indent: str = "    ") -> str:
     return indent + repr(x)
 
 
+SHOWN_ENTRIES = 1  # of a tuple or dict result, the entries that differ shown at most
+LARGEST_SHOWN = 2  # axes of an array shown whole; of a bigger one, the matrix that differs
+
+
+def _first_difference(want: np.ndarray, got: np.ndarray, tol) -> tuple[int, ...] | None:
+    """The index of the first entry where ``got`` differs from ``want``, if both are
+    float or int arrays of one shape."""
+    if want.shape != got.shape or want.dtype.kind not in "biuf" or got.dtype.kind not in "biuf":
+        return None
+    w, g = want.astype(float), got.astype(float)
+    scale = max(float(np.nanmax(np.abs(w))) if w.size and not np.all(np.isnan(w)) else 1.0, 1.0)
+    bad = ~np.isclose(g, w, rtol=tol.rtol, atol=tol.atol_scale * scale, equal_nan=True)
+    where = np.argwhere(bad)
+    return tuple(int(i) for i in where[0]) if len(where) else None
+
+
+def _matrices(want, got, tol, indent: str) -> tuple[str, str] | None:
+    """Two arrays of more than :data:`LARGEST_SHOWN` axes, shown as the matrix that holds
+    their first difference (``[0, 1]`` of a 2×2×3×3 array), or None."""
+    want, got = to_numpy(want), to_numpy(got)
+    if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)) or want.ndim <= LARGEST_SHOWN:
+        return None
+    first = _first_difference(want, got, tol)
+    if first is None:
+        return None
+    lead = first[: want.ndim - LARGEST_SHOWN]
+    label = f"{indent}[{', '.join(map(str, lead))}] of the {shape_str(want.shape)} array:"
+    return (f"{label}\n{fmt_value(want[lead], indent + '  ')}",
+            f"{label}\n{fmt_value(got[lead], indent + '  ')}")
+
+
+def _entries(x):
+    """A tuple's or dict's entries as (label, value) pairs, else None."""
+    if isinstance(x, tuple):
+        return [(f"item {i}", v) for i, v in enumerate(x)]
+    if isinstance(x, dict):
+        return [(repr(k), v) for k, v in x.items()]
+    return None
+
+
+def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ...] = ()) -> tuple[str, str]:
+    """``expected`` and ``returned`` as a message shows them. When both are tuples or
+    dicts of the same shape, only the entries that differ are shown (at most
+    :data:`SHOWN_ENTRIES`; the positions in ``first`` before the others), with a line
+    that says which others are right. Of an array with more than two axes, the matrix
+    that holds the first difference is shown."""
+    expected, returned = to_numpy(expected), to_numpy(returned)
+    matrices = _matrices(expected, returned, tol, indent)
+    if matrices is not None:
+        return matrices
+    want, got = _entries(expected), _entries(returned)
+    if want is None or got is None or type(expected) is not type(returned) or \
+            [k for k, _ in want] != [k for k, _ in got] or len(want) < 2:
+        return fmt_value(expected, indent), fmt_value(returned, indent)
+    differ = [i for i, ((_, w), (_, g)) in enumerate(zip(want, got)) if difference(w, g, tol)]
+    if not differ or len(differ) == len(want) and len(want) <= SHOWN_ENTRIES:
+        return fmt_value(expected, indent), fmt_value(returned, indent)
+    differ.sort(key=lambda i: (first.index(i) if i in first else len(first), i))
+    shown = differ[:SHOWN_ENTRIES]
+    notes = []
+    right = [want[i][0] for i in range(len(want)) if i not in differ]
+    if right:
+        notes.append(f"{', '.join(right)}: as expected")
+    if len(differ) > len(shown):
+        notes.append(f"also different: {', '.join(want[i][0] for i in sorted(differ[len(shown):]))}")
+    note = f"{indent}({'; '.join(notes)})" if notes else ""
+
+    lines_w, lines_g = [], []
+    for i in shown:
+        pair = _matrices(want[i][1], got[i][1], tol, indent + "  ")
+        w, g = pair or (fmt_value(want[i][1], indent + "  "), fmt_value(got[i][1], indent + "  "))
+        lines_w.append(f"{indent}{want[i][0]}:\n{w}")
+        lines_g.append(f"{indent}{got[i][0]}:\n{g}")
+    return "\n".join(lines_w + ([note] if note else [])), "\n".join(lines_g + ([note] if note else []))
+
+
+def _same_as(arg, earlier: list[tuple[str, object]]) -> str:
+    """The name of an earlier argument equal to ``arg`` (self-attention's key and value
+    are its query), or ""."""
+    a = to_numpy(arg)
+    if not isinstance(a, np.ndarray) or a.size < 4:
+        return ""
+    for name, other in earlier:
+        b = to_numpy(other)
+        if isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and \
+                np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
+            return name
+    return ""
+
+
 def describe_input(case: Case) -> str:
-    parts = []
+    parts, earlier = [], []
     if case.build and case.build.get("describe"):
         parts.append(f"  {case.build.get('label', 'module')} =\n    {case.build['describe']}")
     for i, arg in enumerate(case.args):
@@ -47,6 +137,11 @@ def describe_input(case: Case) -> str:
             kind = " (a Python list)"
         elif isinstance(arg, np.ndarray) and arg.ndim >= 1 and not arg.flags.c_contiguous:
             kind = " (a non-contiguous view)"
+        same = _same_as(arg, earlier)
+        earlier.append((name, arg))
+        if same:
+            parts.append(f"  {name} = the same as {same}")
+            continue
         parts.append(f"  {name}{kind} =\n{fmt_value(arg)}")
     for key, val in case.kwargs.items():
         parts.append(f"  {key} =\n{fmt_value(val)}")

@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import importlib
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -106,10 +107,17 @@ _imported: set[str] = set()
 
 
 def register(*exercises: Exercise) -> None:
+    """Add ``exercises`` to the registry, under the lesson whose folder registers them
+    (however its module came to be imported)."""
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    parts = module.split(".")
+    lesson = parts[2] if len(parts) > 2 and parts[:2] == ["grader", "lessons"] else ""
     for ex in exercises:
         if ex.name in EXERCISES and EXERCISES[ex.name] is not ex:
             raise ValueError(f"two exercises are registered as {ex.name!r}")
         EXERCISES[ex.name] = ex
+        if lesson:
+            LESSON_OF[ex.name] = lesson
 
 
 def lessons() -> list[str]:

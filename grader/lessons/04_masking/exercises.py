@@ -268,7 +268,7 @@ NAN_ROWS = (
     "leaving zeros elsewhere."
 )
 INVERTED_SOFTMAX = inverted_polarity(
-    "the keys you set to −∞", "the score is kept where the mask is True and becomes −∞ where "
+    "the keys you set to −∞", "keeping the score where the mask is True and putting −∞ where "
     "it is False")
 
 

@@ -422,8 +422,7 @@ MODULE_MISTAKES = [
     Misconception(
         "mask polarity inverted", module_with(mask_true_means="ignore"),
         inverted_polarity("the keys you set to -inf",
-                          "scores.masked_fill(~mask, float('-inf')), which blocks the keys "
-                          "where the mask is False"),
+                          "a score of −∞ for the keys where the mask is False"),
     ),
     Misconception(
         "softmax over the queries", module_with(softmax_over="queries"),
