@@ -121,8 +121,8 @@ def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 
 UNSTABLE_MESSAGE = (
-    "your softmax overflows: with scores in the hundreds, np.exp gives inf and inf / inf "
-    "is nan. Shift each slice by its own largest score before np.exp (keep the axis so "
+    "your softmax overflows: np.exp of a score above about 709.8 (88.7 in float32) is "
+    "inf, and inf / inf is nan. Shift each slice by its own largest score before np.exp (keep the axis so "
     "the shift broadcasts back): the common factor cancels in the division, so the "
     "weights are the same, but every exponent is now <= 0."
 )
@@ -403,8 +403,8 @@ register(Exercise(
                       SEQ_LEN_MESSAGE),
         Misconception("scaled by d_k", knob(ref._attend_one_query, divide_by="d_k"), D_K_MESSAGE),
         Misconception("unstable exponentials", knob(ref._attend_one_query, stable=False),
-                      "your exponentials overflow: with scores in the hundreds, np.exp gives "
-                      "inf and inf / inf is nan. Subtract the largest score from every score "
+                      "your exponentials overflow: np.exp of a score above about 709.8 "
+                      "(88.7 in float32) gives inf, and inf / inf is nan. Subtract the largest score from every score "
                       "before np.exp; the factor cancels when you divide by the sum."),
         Misconception("weights not normalised", knob(ref._attend_one_query, normalised=False),
                       "your weights do not sum to 1: you used e^(s_i) as the weight of v_i "
