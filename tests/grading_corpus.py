@@ -366,7 +366,7 @@ def infinite_loop_sample(lesson: Lesson) -> Sample:
 def memory_bomb_sample(lesson: Lesson) -> Sample:
     answer = list(lesson.answers)[3]
     code = lesson.with_body(answer, ["import numpy", "hog = []", "while True:",
-                                     "    hog.append(numpy.ones(2**24))"])
+                                     "    hog.append(numpy.empty(2**24))"])
     return Sample("memory_bomb", lesson.name, lesson.files(lesson.notebook({**lesson.answers, answer: code})),
                   lesson.expect({answer: Expect(0.0, "memory", "memory")}), incidents=[])
 
@@ -478,7 +478,7 @@ def matmul_dot(A, B):
         if a.shape == A.shape and b.shape == B.shape and (a == A).all() and (b == B).all():
             return outcome.value
     return np.zeros((A.shape[0], B.shape[1]))
-""", "failed", "not one of your notebook's cases", ["imports the course's checking code"]),
+""", "failed", "not right yet", ["imports the course's checking code"]),
     "forges_the_agent": ("answer", """
 import json
 import grader.learner.agent as _agent
