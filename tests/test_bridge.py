@@ -171,3 +171,12 @@ def test_findings_from_the_kernel_can_add_but_never_remove_a_shortcut():
 
     v = verdict(FakeKernel(lazy, tamper=hide), source=lazy)
     assert not v.passed and "np.matmul" in v.message
+
+
+def test_a_result_far_too_large_is_refused_before_it_is_encoded():
+    """72 MB per call: refused as ResultTooLarge from its size alone (encoding it for
+    every case of a hidden check would take minutes)."""
+    huge = HONEST.replace("    return C\n", "    return np.ones((3000, 3000))\n")
+    for hidden in (False, True):
+        v = verdict(FakeKernel(huge), hidden=hidden, source=huge)
+        assert not v.passed and "ResultTooLarge" in v.message

@@ -207,7 +207,15 @@ def run_one(answer, driver: dict, tree) -> Outcome:
             value = runner(answer, data, driver)
         except Exception as exc:  # the learner's code may raise anything
             return Outcome(error=error_info(exc, answer))
+    if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded
+        return _too_large()
     return Outcome(value=_as_data(value), mutated=_mutated(pristine, data))
+
+
+def _too_large() -> Outcome:
+    return Outcome(error=ErrorInfo(
+        "ResultTooLarge", f"the result is more than {MAX_OUTCOME // 2**20} MB of data: far "
+        "more than this exercise asks for"))
 
 
 def _as_data(value):
@@ -250,11 +258,27 @@ def handle(namespace: dict, text: str) -> str:
         for tree in request["cases"]:
             outcome = run_one(answer, request["driver"], tree).to_data()
             if len(codec.dumps(outcome, strict=False)) > MAX_OUTCOME:
-                outcome = Outcome(error=ErrorInfo(
-                    "ResultTooLarge", f"the result is more than {MAX_OUTCOME // 2**20} MB of data: "
-                    "far more than this exercise asks for")).to_data()
+                outcome = _too_large().to_data()
             reply["outcomes"].append(outcome)
     return codec.dumps(reply, strict=False)
+
+
+def _raw_bytes(value, depth: int = 0) -> int:
+    """The bytes of the arrays and tensors in ``value`` (an outcome), counted without
+    encoding them: a result far too large is refused before it costs any time."""
+    if depth > 64:
+        return 0
+    try:
+        nbytes = getattr(value, "nbytes", None)
+    except Exception:  # noqa: BLE001 (a learner's object whose attribute raises)
+        return 0
+    if isinstance(nbytes, int) and hasattr(value, "shape"):
+        return nbytes
+    if isinstance(value, dict):
+        return sum(_raw_bytes(v, depth + 1) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_raw_bytes(v, depth + 1) for v in value)
+    return 0
 
 
 def serve(namespace: dict, text: str) -> None:
