@@ -27,6 +27,9 @@ from .validation import shape_str
 class Difference:
     text: str
     focus: object = None  # what part of the value to show; the kind knows what it means
+    # What the answer's value suggests when no catalogued mistake explains it: shown only
+    # then, since a diagnosis knows better.
+    remark: str = ""
 
 
 def _number(x) -> float | None:
@@ -125,7 +128,8 @@ class Steps(Comparison):
 
 class Accepted(Comparison):
     """A number with other accepted values (``case.meta["accept"]``), and a remark when
-    the answer lands in a given range (``case.meta["near"]``) without being accepted."""
+    the answer lands in a given range (``case.meta["near"]``) without being accepted
+    (shown unless a catalogued mistake explains the value)."""
 
     def differ(self, expected, actual, case, against_reference=True):
         text = difference(expected, actual, case.tol)
@@ -139,7 +143,7 @@ class Accepted(Comparison):
                 return None
             near = case.meta.get("near")
             if near and abs(value - near["value"]) < near["within"]:
-                text = f"{text}. {near['message']}"
+                return Difference(text, remark=near["message"])
         return Difference(text)
 
 

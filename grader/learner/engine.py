@@ -103,7 +103,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         cmp.show(expected.value, case, "expected", diff),
         "Your function returned:",
         cmp.show(outcome.value, case, "returned", diff),
-        f"What differs: {diff.text}.",
+        f"What differs: {diff.text}{'. ' + diff.remark if diff.remark and mistake is None else ''}.",
     ]
     generic = ""
     if mistake is None and case.note and "large" in case.note:
