@@ -239,9 +239,10 @@ register(Exercise(
         ),
     ],
     bad_inputs=_block_bad_inputs(),
-    hint=("In a pre-norm block each sublayer reads a normalised copy of the stream and adds "
-          "its result back to the stream; with residual=False nothing is added back. "
-          "nn.MultiheadAttention returns a pair, the output and the weights."),
+    hint=("The title of the input above says which flag the block was built with. In a "
+          "pre-norm block each sublayer reads a normalised copy of the stream; with "
+          "residual=True it adds its result back to the stream, with residual=False its "
+          "result replaces the stream."),
 ))
 
 
