@@ -387,10 +387,15 @@ def attention_output_only(Q, K, V):
     return (e / e.sum(axis=-1, keepdims=True)) @ V
 
 
+def projections_fit(X, W_q, W_k, W_v) -> bool:
+    rows = {W_q.shape[0], W_k.shape[0], W_v.shape[0], X.shape[-1]}
+    return len(rows) == 1 and W_q.shape[1] == W_k.shape[1]
+
+
 def self_attention_linear_layout(X, W_q, W_k, W_v):
     """The weights used as nn.Linear stores them, [out, in]: X @ W.T."""
     X = as_array(X, "X", min_ndim=2)
-    if not (W_q.shape[0] == W_k.shape[0] == W_v.shape[0] == X.shape[-1]) or W_q.shape[1] != W_k.shape[1]:
+    if not projections_fit(X, W_q, W_k, W_v):
         raise ValueError("the projection matrices do not fit X")
     Q = X @ W_q.T
     K = X @ W_k.T
@@ -401,7 +406,7 @@ def self_attention_linear_layout(X, W_q, W_k, W_v):
 def self_attention_weights_first(X, W_q, W_k, W_v):
     """The column convention's order, W @ X: not catalogued."""
     X = as_array(X, "X", min_ndim=2)
-    if not (W_q.shape[0] == W_k.shape[0] == W_v.shape[0] == X.shape[-1]) or W_q.shape[1] != W_k.shape[1]:
+    if not projections_fit(X, W_q, W_k, W_v):
         raise ValueError("the projection matrices do not fit X")
     return attention_inline(W_q @ X, W_k @ X, W_v @ X)
 

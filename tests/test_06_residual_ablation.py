@@ -181,7 +181,8 @@ class PairThroughBothBranches(GivenBlock):
         return x + update if self.residual else update
 
 
-PAIR_DIAGNOSIS = "Diagnosis: nn.MultiheadAttention returns a pair, (attention output, attention weights)"
+PAIR_DIAGNOSIS = ("Diagnosis: nn.MultiheadAttention returns a pair, (attention output, "
+                  "attention weights)")
 
 
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])

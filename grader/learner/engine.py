@@ -94,6 +94,7 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake) -> str:
     name = exp.info.name
+    remark = f". {diff.remark}" if diff.remark and mistake is None else ""
     lines = [
         f"{name} is not right yet.",
         "",
@@ -103,7 +104,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         cmp.show(expected.value, case, "expected", diff),
         "Your function returned:",
         cmp.show(outcome.value, case, "returned", diff),
-        f"What differs: {diff.text}{'. ' + diff.remark if diff.remark and mistake is None else ''}.",
+        f"What differs: {diff.text}{remark}.",
     ]
     generic = ""
     if mistake is None and case.note and "large" in case.note:
