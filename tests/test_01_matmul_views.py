@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 
 from grader import CheckFailed, check
+from grader import lessons
 from grader.learner.validation import matmul_operands
+from sources import handed_over
 
 
 def failure(name, fn, hidden=False) -> str:
@@ -211,10 +213,10 @@ def test_a_stub_is_reported_as_not_implemented():
 
 def crashes_on_rectangles(A, B):
     A, B = matmul_operands(A, B)
-    n = A.shape[0]
-    C = np.zeros((n, n))  # should be n × m
-    for i in range(n):
-        for j in range(B.shape[1]):
+    m = B.shape[1]
+    C = np.zeros((m, m))  # should be n × m
+    for i in range(A.shape[0]):
+        for j in range(m):
             C[i, j] = np.sum(A[i, :] * B[:, j])
     return C
 
@@ -224,7 +226,58 @@ def test_a_crash_shows_the_input_the_line_and_a_hint():
     assert "raised IndexError" in message
     assert "C[i, j] = np.sum(A[i, :] * B[:, j])" in message
     assert "A =" in message and "B =" in message
-    assert "Hint:" in message or "Diagnosis:" in message
+    # Not the swapped bounds: on the products with n < m this answer returns a result.
+    assert "Hint:" in message and "Diagnosis:" not in message
+
+
+def dot_with_swapped_bounds(A, B):
+    A, B = matmul_operands(A, B)
+    rows, cols = A.shape[0], B.shape[1]
+    C = np.zeros((rows, cols))
+    for r in range(cols):
+        for c in range(rows):
+            C[r, c] = sum(A[r, p] * B[p, c] for p in range(A.shape[1]))
+    return C
+
+
+def rows_with_a_transposed(A, B):
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for p in range(A.shape[1]):
+            C[i] = C[i] + A[p][i] * B[p]
+    return C
+
+
+def cols_with_b_transposed(A, B):
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for j in range(B.shape[1]):
+        for p in range(B.shape[0]):
+            C[:, j] = C[:, j] + B[j][p] * A[:, p]
+    return C
+
+
+@pytest.mark.parametrize("name, fn, words", [
+    ("matmul_dot", dot_with_swapped_bounds, "your loops run i over the columns of B and j over "
+                                            "the rows of A: the two ranges are swapped"),
+    ("matmul_rows", rows_with_a_transposed, "you swapped the indices of A"),
+    ("matmul_cols", cols_with_b_transposed, "you swapped the indices of B"),
+], ids=["dot", "rows", "cols"])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_swapped_bounds_and_indices_are_diagnosed_on_a_product_that_is_not_square(
+        name, fn, words, hidden):
+    message = failure(name, fn, hidden)
+    assert "raised IndexError" in message
+    assert "Diagnosis: " + words in message, message
+    assert "this input\nmay not be square" not in message  # the generic words give way
+    assert not handed_over(message, "01_matmul_views")
+
+
+def test_the_products_are_not_square_both_ways_among_the_small_cases():
+    cases = [c.args for c in lessons.get("matmul_dot").draw(hidden=False)][:4]
+    assert any(A.shape[0] > B.shape[1] for A, B in cases)
+    assert any(A.shape[0] < B.shape[1] for A, B in cases)
 
 
 def changes_its_input(A, B):

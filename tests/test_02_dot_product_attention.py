@@ -27,6 +27,9 @@ from courseware import widgets as course_widgets
 from grader import CheckFailed, check, lessons
 from grader import reference as ref
 from grader.learner.validation import as_array
+from sources import handed_over
+
+LESSON = "02_dot_product_attention"
 
 
 def failure(name, fn, hidden=False) -> str:
@@ -350,6 +353,105 @@ def test_ignoring_the_axis_argument_is_named():
     assert "ignores its `axis` argument" in message
 
 
+def softmax_down_the_columns(x, axis=-1):
+    x = as_array(x, "x", min_ndim=1)
+    if not -x.ndim <= axis < x.ndim:
+        raise ValueError("bad axis")
+    e = np.exp(x - np.max(x, axis=0))
+    return e / np.sum(e, axis=0)
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_softmax_hard_coded_to_axis_0_is_named(hidden):
+    message = failure("softmax", softmax_down_the_columns, hidden)
+    assert "Smallest input where it goes wrong (rows (axis=-1))" in message
+    assert "Diagnosis: your function always normalises along axis 0, whatever `axis` it is " \
+           "given" in message
+    assert not handed_over(message, LESSON)
+
+
+def attention_softmax_axis_0(Q, K, V):
+    Q, K, V = (as_array(a, n, min_ndim=2) for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
+    if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"shapes {Q.shape}, {K.shape} and {V.shape} do not fit")
+    w = ref.softmax(ref.attention_scores(Q, K), axis=0)
+    return w @ V, w
+
+
+def attention_output_only(Q, K, V):
+    Q, K, V = (as_array(a, n, min_ndim=2) for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
+    if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"shapes {Q.shape}, {K.shape} and {V.shape} do not fit")
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (e / e.sum(axis=-1, keepdims=True)) @ V
+
+
+def projections_fit(X, W_q, W_k, W_v) -> bool:
+    rows = {W_q.shape[0], W_k.shape[0], W_v.shape[0], X.shape[-1]}
+    return len(rows) == 1 and W_q.shape[1] == W_k.shape[1]
+
+
+def self_attention_linear_layout(X, W_q, W_k, W_v):
+    """The weights used as nn.Linear stores them, [out, in]: X @ W.T."""
+    X = as_array(X, "X", min_ndim=2)
+    if not projections_fit(X, W_q, W_k, W_v):
+        raise ValueError("the projection matrices do not fit X")
+    Q = X @ W_q.T
+    K = X @ W_k.T
+    V = X @ W_v.T
+    return attention_inline(Q, K, V)
+
+
+def self_attention_weights_first(X, W_q, W_k, W_v):
+    """The column convention's order, W @ X: not catalogued."""
+    X = as_array(X, "X", min_ndim=2)
+    if not projections_fit(X, W_q, W_k, W_v):
+        raise ValueError("the projection matrices do not fit X")
+    return attention_inline(W_q @ X, W_k @ X, W_v @ X)
+
+
+@pytest.mark.parametrize("name, fn, words", [
+    ("scaled_dot_product_attention", attention_softmax_axis_0,
+     "Diagnosis: your softmax runs along axis 0, the first axis of the scores"),
+    ("scaled_dot_product_attention", attention_output_only,
+     "Diagnosis: you returned the output alone"),
+    ("self_attention", self_attention_linear_layout,
+     "Diagnosis: you multiplied X by a transposed weight matrix"),
+], ids=lambda v: getattr(v, "__name__", None))
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_attention_mistakes_written_by_hand_are_diagnosed(name, fn, words, hidden):
+    message = failure(name, fn, hidden)
+    assert words in message, message
+    assert not handed_over(message, LESSON)
+
+
+def test_the_softmax_over_queries_is_not_mistaken_for_axis_0():
+    message = failure("scaled_dot_product_attention", attention_seed_000_axis(-2))
+    assert "Diagnosis: your softmax runs over the queries (`axis=-2`)" in message
+    assert "axis 0" not in message
+
+
+def attention_seed_000_axis(axis):
+    def attention(Q, K, V):
+        Q, K, V = (as_array(a, n, min_ndim=2) for a, n in ((Q, "Q"), (K, "K"), (V, "V")))
+        if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
+            raise ValueError("shapes do not fit")
+        w = ref.softmax(ref.attention_scores(Q, K), axis=axis)
+        return w @ V, w
+    return attention
+
+
+def test_a_transposed_weight_raises_where_the_column_order_fits():
+    """The smallest case has T = d_k = d_v: W_q @ X fits there and X @ W_q.T raises, so
+    neither is taken for the other."""
+    shown = failure("self_attention", self_attention_weights_first)
+    assert "What differs: item 0: shape is 3×3, expected 2×2" in shown
+    assert "Diagnosis" not in shown and "transposed weight" not in shown
+    X, W_q, W_k, W_v = lessons.get("self_attention").draw(hidden=False)[0].args
+    assert X.shape[-2] == W_q.shape[1] == W_v.shape[1] != X.shape[-1]
+
+
 def variance_redrawn(d_k, n_samples, seed):
     rng = np.random.default_rng(seed)
     q = rng.standard_normal((d_k, n_samples))  # a different layout: different numbers
@@ -359,10 +461,28 @@ def variance_redrawn(d_k, n_samples, seed):
     return float(np.var(np.sum(q * k, axis=0)))
 
 
-def test_a_different_draw_is_told_to_keep_the_given_lines():
+def test_a_different_draw_is_told_what_its_value_is_not():
     message = failure("score_variance", variance_redrawn)
-    assert "near d_k = 4, so the idea is right" in message
-    assert "keep `rng`, `q` and `k`" in message
+    assert "What differs: got " in message
+    assert "near d_k = 4, so it measures the right kind of spread, but it is not the variance " \
+           "of the n_samples dot products of the given draws" in message
+    assert "Check that `rng`, `q` and `k` are drawn exactly as the given lines draw them" in message
+    assert "Diagnosis" not in message
+
+
+def variance_over_all_pairs(d_k, n_samples, seed):
+    q, k = variance_setup(d_k, n_samples, seed)  # the given draws, kept as they are
+    scores = q @ k.T
+    return scores.var()
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_the_variance_over_all_pairs_is_diagnosed_without_blaming_the_draws(hidden):
+    message = failure("score_variance", variance_over_all_pairs, hidden)
+    assert "Diagnosis: you took the variance over all n_samples × n_samples pairs" in message
+    # The draws are the given ones: the remark about drawing them differently stays out.
+    assert "spread, but" not in message and "drawn exactly as" not in message
+    assert not handed_over(message, LESSON)
 
 
 def variance_doubled(d_k, n_samples, seed):
@@ -374,7 +494,7 @@ def variance_doubled(d_k, n_samples, seed):
 def test_a_value_far_from_d_k_gets_no_remark_and_no_pass(hidden):
     message = failure("score_variance", variance_doubled, hidden=hidden)
     assert "What differs:" in message
-    assert "so the idea is right" not in message
+    assert "so it measures the right kind of spread" not in message
 
 
 def test_the_accepted_estimates_and_the_remark_band_are_data_of_the_cases():

@@ -30,6 +30,7 @@ from grader import CheckFailed, check
 from grader import reference as ref
 from grader.learner.typed import read_matrix
 from grader.learner.validation import as_fractions
+from sources import handed_over
 
 LESSON = "grader.lessons.03_attention_by_hand"
 answer_key = importlib.import_module(f"{LESSON}.reference").answer_key
@@ -141,6 +142,37 @@ def softmax_int_powers(S):
     return P / P.sum(axis=0)
 
 
+def softmax_row_sums_flat(S):
+    S = as_fractions(S, "S", whole=True)
+    P = np.vectorize(lambda s: Fraction(3) ** s, otypes=[object])(S)
+    return P / P.sum(axis=1)  # the row sums, lined up with the columns
+
+
+def attention_with_its_own_steps(X, W_Q, W_K, W_V, weights):
+    """attention_by_hand written out, with A made by ``weights(scores, scaled)``."""
+    X = as_fractions(X, "X")
+    W_Q, W_K, W_V = (as_fractions(W, n) for W, n in ((W_Q, "W_Q"), (W_K, "W_K"), (W_V, "W_V")))
+    if any(W.shape[1] != X.shape[0] for W in (W_Q, W_K, W_V)) or W_Q.shape[0] != W_K.shape[0]:
+        raise ValueError("the weight matrices do not fit X")
+    Q, K, V = W_Q @ X, W_K @ X, W_V @ X
+    scores = K.T @ Q
+    scaled = scores // 2
+    A = weights(scores, scaled)
+    return {"Q": Q, "K": K, "V": V, "scores": scores, "scaled": scaled, "A": A, "Z": V @ A}
+
+
+def attention_row_normalised(X, W_Q, W_K, W_V):
+    def weights(scores, scaled):
+        powers = np.array([[Fraction(3) ** int(s) for s in row] for row in scaled], dtype=object)
+        return powers / powers.sum(axis=1)
+    return attention_with_its_own_steps(X, W_Q, W_K, W_V, weights)
+
+
+def attention_from_unscaled_scores(X, W_Q, W_K, W_V):
+    return attention_with_its_own_steps(X, W_Q, W_K, W_V,
+                                        lambda scores, scaled: softmax_entry_by_entry(scores))
+
+
 def attention_z_is_a_v(X, W_Q, W_K, W_V):
     steps = attention_returning_lists(X, W_Q, W_K, W_V)
     A, V = np.array(steps["A"], dtype=object), np.array(steps["V"], dtype=object)
@@ -157,11 +189,19 @@ def attention_z_is_a_v(X, W_Q, W_K, W_V):
         ("softmax3_columns", softmax_sum_axis_1, "each row of your weights sums to 1"),
         ("softmax3_columns", softmax_int_powers, "your weights are floats"),
         ("attention_by_hand", attention_z_is_a_v, "Z = V A"),
+        ("softmax3_columns", softmax_row_sums_flat, "divided by the row sums (a sum along "
+                                                    "axis=1) without keepdims"),
+        ("attention_by_hand", attention_row_normalised, "divided by the row sums (a sum along "
+                                                        "axis=1) without keepdims"),
+        ("attention_by_hand", attention_from_unscaled_scores, "you raised 3 to the scores "
+                                                              "themselves"),
     ],
 )
-def test_mistakes_written_differently_get_their_diagnosis(name, fn, words):
-    message = failure(name, fn)
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_mistakes_written_differently_get_their_diagnosis(name, fn, words, hidden):
+    message = failure(name, fn, hidden)
     assert "Diagnosis:" in message and words in message, message
+    assert not handed_over(message, "03_attention_by_hand")
 
 
 def test_a_float_softmax_message_shows_fractions_as_fractions():

@@ -22,6 +22,7 @@ from hypothesis.extra.numpy import arrays
 from grader import CheckFailed, check
 from grader import reference as ref
 from grader.learner import fixtures
+from sources import handed_over
 
 
 def failure(name, fn, hidden=False) -> str:
@@ -282,6 +283,49 @@ def test_is_causal_failure_names_the_layer_it_was_given():
     message = failure("is_causal", always_true)
     assert "<self-attention with no mask>" in message
     assert "got True, expected False" in message
+
+
+def causal_redrawing_token_t(attend, T, d, seed=0):
+    """Re-draws token t with the later ones, for every t up to the last."""
+    if not callable(attend):
+        raise ValueError("attend must be callable")
+    if T < 1 or d < 1:
+        raise ValueError("T and d must be positive")
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, d))
+    out = attend(X)
+    for t in range(T):
+        X_new = X.copy()
+        X_new[t:] = rng.normal(size=X_new[t:].shape)
+        if not np.allclose(attend(X_new)[: t + 1], out[: t + 1]):
+            return False
+    return True
+
+
+def causal_redrawing_token_t_alone(attend, T, d, seed=0):
+    if not callable(attend):
+        raise ValueError("attend must be callable")
+    if T < 1 or d < 1:
+        raise ValueError("T and d must be positive")
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, d))
+    out = np.asarray(attend(X))
+    for t in range(T):
+        X_new = X.copy()
+        X_new[t] = rng.normal(size=d)
+        if not np.allclose(np.asarray(attend(X_new))[: t + 1], out[: t + 1]):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("fn", [causal_redrawing_token_t, causal_redrawing_token_t_alone])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_re_drawing_token_t_itself_is_diagnosed_on_one_token(fn, hidden):
+    message = failure("is_causal", fn, hidden)
+    # The smallest failing input has one token: the loop's only step re-draws token 0.
+    assert "T =\n    1\n" in message and "got False, expected True" in message
+    assert "Diagnosis: you re-drew token t itself (with the later tokens, or alone)" in message
+    assert not handed_over(message, "04_masking")
 
 
 def attention_masked_after_softmax(Q, K, V, mask=None):

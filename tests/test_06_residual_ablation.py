@@ -45,6 +45,7 @@ from grader.learner import agent
 from grader.learner.env import one_thread, quiet
 from grader.learner.fixtures import materialise
 from grader.reference import SkipVariantBlock
+from sources import handed_over
 
 LESSON = "06_residual_ablation"
 exercises = lessons.lesson_module(LESSON, "exercises")  # registers the lesson's exercises
@@ -169,11 +170,77 @@ class TupleBlock(GivenBlock):
         return x + self.mlp(self.ln2(x))
 
 
-def test_adding_the_attention_pair_names_the_line_and_the_fix():
-    message = failure("Block", TupleBlock)
+class PairThroughBothBranches(GivenBlock):
+    """Keeps the flag, but the attention's pair goes on as it is, into the skip or the MLP."""
+
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        attended = self.attn(self.ln1(x), self.ln1(x), self.ln1(x))
+        x = x + attended if self.residual else attended
+        update = self.mlp(self.ln2(x))
+        return x + update if self.residual else update
+
+
+PAIR_DIAGNOSIS = ("Diagnosis: nn.MultiheadAttention returns a pair, (attention output, "
+                  "attention weights)")
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_adding_the_attention_pair_names_the_line_and_the_fix(hidden):
+    message = failure("Block", TupleBlock, hidden)
     assert "raised TypeError" in message
     assert "x = x + self.attn(h, h, h)" in message
-    assert "nn.MultiheadAttention returns a pair, the output and the weights" in message
+    assert PAIR_DIAGNOSIS in message and "Take the first item of the pair" in message
+    assert not handed_over(message, LESSON)
+
+
+def test_the_attention_pair_is_diagnosed_whichever_branch_meets_it_first():
+    message = failure("Block", PairThroughBothBranches)
+    assert "raised TypeError" in message and PAIR_DIAGNOSIS in message
+
+
+# Skips forgotten with residual=True, written as a learner would.
+class NoSkipsAtAll(GivenBlock):
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        h = self.ln1(x)
+        x = self.attn(h, h, h, need_weights=False)[0]
+        return self.mlp(self.ln2(x))
+
+
+class NoAttentionSkip(GivenBlock):
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        h = self.ln1(x)
+        x, _ = self.attn(h, h, h)
+        update = self.mlp(self.ln2(x))
+        if self.residual:
+            update = update + x
+        return update
+
+
+class NoMlpSkip(GivenBlock):
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        a, _ = self.attn(self.ln1(x), self.ln1(x), self.ln1(x))
+        if self.residual:
+            a = x + a
+        return self.mlp(self.ln2(a))
+
+
+@pytest.mark.parametrize("cls, words", [
+    (NoSkipsAtAll, "Diagnosis: with residual=True your block adds nothing back to the stream"),
+    (NoAttentionSkip, "Diagnosis: with residual=True your block keeps the MLP's skip but not the "
+                      "attention's"),
+    (NoMlpSkip, "Diagnosis: with residual=True your block keeps the attention's skip but not the "
+                "MLP's"),
+])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_skips_missing_with_residual_are_diagnosed(cls, words, hidden):
+    message = failure("Block", cls, hidden)
+    assert "Smallest input where it goes wrong (one token, residual=True)" in message
+    assert words in message, message
+    assert not handed_over(message, LESSON)
 
 
 class BlockWithExtraLayer(GivenBlock):
@@ -301,6 +368,35 @@ def test_a_renamed_model_is_told_which_layers_it_lacks():
     message = failure("TinyTransformer", RenamedModel)
     assert "does not have the layers the exercise asks for" in message
     assert "it has no parameter `tok_emb.weight`" in message
+
+
+class ModelWithAListOfBlocks(nn.Module):
+    """The given lines, and the blocks in a plain list."""
+
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True):
+        super().__init__()
+        check_model_sizes(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len)
+        self.vocab_size, self.seq_len, self.residual = vocab_size, seq_len, bool(residual)
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(seq_len, d_model)
+        self.blocks = []
+        for _ in range(n_layers):
+            self.blocks.append(BlockWithIfs(d_model, n_heads, d_ff, residual=residual))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    forward = ModelWrittenDifferently.forward
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_blocks_in_a_python_list_are_said_to_be_unregistered(hidden):
+    message = failure("TinyTransformer", ModelWithAListOfBlocks, hidden)
+    assert "it has no parameter `blocks.0.ln1.weight`" in message
+    assert "A layer kept in a plain Python list or dict, or never created, is not there" in message
+    assert "Compare the layers your `__init__` creates" not in message
+    assert "Diagnosis: your blocks sit in a plain Python list, so PyTorch never registers them: " \
+           "none of their parameters is in the model's parameters() or state_dict()" in message
+    assert not handed_over(message, LESSON)
 
 
 class ModelOnStubBlocks(ref.TinyTransformer):

@@ -27,6 +27,9 @@ from .validation import shape_str
 class Difference:
     text: str
     focus: object = None  # what part of the value to show; the kind knows what it means
+    # What the answer's value suggests when no catalogued mistake explains it: shown only
+    # then, since a diagnosis knows better.
+    remark: str = ""
 
 
 def _number(x) -> float | None:
@@ -135,7 +138,8 @@ class Steps(Comparison):
 
 class Accepted(Comparison):
     """A number with other accepted values (``case.meta["accept"]``), and a remark when
-    the answer lands in a given range (``case.meta["near"]``) without being accepted."""
+    the answer lands in a given range (``case.meta["near"]``) without being accepted
+    (shown unless a catalogued mistake explains the value)."""
 
     def differ(self, expected, actual, case, against_reference=True):
         text = difference(expected, actual, case.tol)
@@ -149,12 +153,16 @@ class Accepted(Comparison):
                 return None
             near = case.meta.get("near")
             if near and abs(value - near["value"]) < near["within"]:
-                text = f"{text}. {near['message']}"
+                return Difference(text, remark=near["message"])
         return Difference(text)
 
 
 LAYOUT_HELP = ("Compare the layers your `__init__` creates with the ones the exercise asks "
-               "for: their names, and the sizes of their weights and biases.")
+               "for: their names, and the sizes of their weights and biases")
+UNREGISTERED_HELP = ("A layer's parameters belong to a module only when the module registers "
+                     "the layer: as an attribute, or inside an nn.ModuleList or nn.Sequential. "
+                     "A layer kept in a plain Python list or dict, or never created, is not "
+                     "there")
 
 
 class Module(Comparison):
@@ -264,8 +272,18 @@ def layout_difference(want: dict, got: dict) -> str | None:
     if extra and not missing:
         parts.append(f"it has parameters the exercise does not ask for: "
                      f"{and_join([f'`{n}`' for n in extra[:4]])}")
+    # Whole layers missing, and nothing renamed or resized: the layers are not registered,
+    # whatever the learner's __init__ meant to create.
+    unregistered = _whole_layers_missing(missing, got) and not extra and not resized
     return "the module your `__init__` builds does not have the layers the exercise asks " \
-           f"for: {'; '.join(parts)}. {LAYOUT_HELP}"
+           f"for: {'; '.join(parts)}. {UNREGISTERED_HELP if unregistered else LAYOUT_HELP}"
+
+
+def _whole_layers_missing(missing: list, got: dict) -> bool:
+    """Whether every missing parameter belongs to a top-level attribute of which the
+    module has no parameter at all."""
+    have = {n.split(".")[0] for n in got}
+    return bool(missing) and not any(n.split(".")[0] in have for n in missing)
 
 
 def gradient_problem(expected: dict, actual: dict, case) -> str | None:

@@ -94,6 +94,7 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake) -> str:
     name = exp.info.name
+    remark = f". {diff.remark.rstrip('.')}" if diff.remark and mistake is None else ""
     generic = ""
     if mistake is None and case.note and "large" in case.note:
         generic = "it works on small numbers but not on large ones: look for overflow."
@@ -102,7 +103,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
-        f"What differs: {diff.text.rstrip('.')}.",
+        f"What differs: {diff.text.rstrip('.')}{remark}.",
         "Expected:",
         want,
         "Your function returned:",

@@ -34,8 +34,11 @@ EINSUM_RULES = Rules(
 # ----------------------------------------------------------------------------- cases
 
 def product_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    """2-D products: 1×1, k = 1, rectangular, square, large values, and variants."""
-    shapes = [(1, 1, 1), (1, 2, 1), (2, 1, 3), (2, 3, 2), (3, 2, 4), (2, 2, 2), (3, 3, 3)]
+    """2-D products: 1×1, k = 1, rectangular, square, large values, and variants. Small
+    products with n < m and with n > m, so that loops with swapped bounds or swapped
+    indices run past the end of a matrix in each direction."""
+    shapes = [(1, 1, 1), (2, 1, 1), (1, 2, 1), (2, 1, 3), (2, 3, 2), (3, 2, 4), (2, 2, 2),
+              (3, 3, 3)]
     if hidden:
         shapes += [(1, 4, 1), (4, 1, 1), (1, 1, 5), (5, 3, 2), (4, 4, 4), (6, 5, 7), (1, 6, 6)]
     cases = []
@@ -198,6 +201,40 @@ def _elementwise(A, B):
     return A * B
 
 
+def _dot_bounds_swapped(A, B):
+    """Runs i over the columns of B and j over the rows of A. (Its lines differ from the
+    solution's: the recording keeps the line where a mistake raises.)"""
+    A, B = matmul_operands(A, B)
+    n, m = A.shape[0], B.shape[1]
+    C = np.zeros((n, m))
+    for i in range(m):
+        for j in range(n):
+            C[i, j] = (A[i] * B[:, j]).sum()
+    return C
+
+
+def _rows_with_indices_of_A_swapped(A, B):
+    """Takes the weight of row p of B from A[p, i]: column i of A."""
+    A, B = matmul_operands(A, B)
+    n, k = A.shape
+    C = np.zeros((n, B.shape[1]))
+    for i in range(n):
+        for p in range(k):
+            C[i, :] += A[p, i] * B[p, :]
+    return C
+
+
+def _cols_with_indices_of_B_swapped(A, B):
+    """Takes the weight of column p of A from B[j, p]: row j of B."""
+    A, B = matmul_operands(A, B)
+    k, m = B.shape
+    C = np.zeros((A.shape[0], m))
+    for j in range(m):
+        for p in range(k):
+            C[:, j] += B[j, p] * A[:, p]
+    return C
+
+
 def _weights_from_column_of_A(A, B):
     """Row i of C mixes the rows of B with column i of A: Aᵀ B."""
     A, B = matmul_operands(A, B)
@@ -247,6 +284,15 @@ TRANSPOSED = Misconception(
     "your result is the transpose of the product: C[i, j] ended up at [j, i]. Check the "
     "order of your indices when you store into C.",
 )
+BOUNDS_SWAPPED = Misconception(
+    "loop bounds swapped",
+    _dot_bounds_swapped,
+    "your loops run i over the columns of B and j over the rows of A: the two ranges are "
+    "swapped. On a product with as many rows as columns nothing shows, but here A has n "
+    "rows and B has m columns with n ≠ m, so an index runs past the end: that is the "
+    "IndexError. i numbers the rows of C, which are the rows of A; j numbers its columns, "
+    "which are the columns of B.",
+)
 ELEMENTWISE = Misconception(
     "elementwise product",
     _elementwise,
@@ -270,7 +316,8 @@ def _product_exercise(name, reference, extra, hint):
 
 register(
     _product_exercise(
-        "matmul_dot", ref.matmul_dot, [RUNNING_TOTAL, ROW_DOT_ROW, INTEGER_ACCUMULATOR],
+        "matmul_dot", ref.matmul_dot,
+        [RUNNING_TOTAL, ROW_DOT_ROW, INTEGER_ACCUMULATOR, BOUNDS_SWAPPED],
         "C[i, j] pairs row i of A with column j of B: multiply them entry by entry and add. "
         "Work the smallest input above by hand and find the first entry of yours that "
         "differs.",
@@ -282,6 +329,14 @@ register(
                 "weights from a column of A", _weights_from_column_of_A,
                 "you weighted the rows of B with column i of A (`A[:, i]`). The weights for "
                 "row i of C are row i of A: `A[i, p]` multiplies row p of B.",
+            ),
+            Misconception(
+                "indices of A swapped", _rows_with_indices_of_A_swapped,
+                "you swapped the indices of A: the weight you give row p of B sits in row p, "
+                "column i of A, so row i of C is mixed with column i of A. The weights for "
+                "row i of C are row i of A: its entry in column p weights row p of B. Where A "
+                "is not square, the swapped indices run past its last row or column: that is "
+                "the IndexError (on a square A you would get Aᵀ B).",
             ),
             Misconception(
                 "accumulator row not reset", _rows_not_reset,
@@ -304,6 +359,14 @@ register(
                 "weights from a row of B", _mixes_columns_of_B,
                 "you weighted the columns of A with row j of B (`B[j, p]`). The weights for "
                 "column j of C are column j of B: `B[p, j]` multiplies column p of A.",
+            ),
+            Misconception(
+                "indices of B swapped", _cols_with_indices_of_B_swapped,
+                "you swapped the indices of B: the weight you give column p of A sits in row "
+                "j, column p of B, so column j of C is mixed with row j of B. The weights for "
+                "column j of C are column j of B: its entry in row p weights column p of A. "
+                "Where B is not square, the swapped indices run past its last row or column: "
+                "that is the IndexError (on a square B you would get A Bᵀ).",
             ),
             Misconception(
                 "accumulator column not reset", _cols_not_reset,

@@ -146,6 +146,12 @@ register(Exercise(
             "argument. Pass `axis=axis` to every max and sum.",
         ),
         Misconception(
+            "axis hard-coded to 0", knob(ref._softmax, along=0),
+            "your function always normalises along axis 0, whatever `axis` it is given: on "
+            "the input above (axis=-1, the default) each column of your result sums to 1 "
+            "instead of each row. Use the `axis` argument in every max and every sum.",
+        ),
+        Misconception(
             "normalises the whole array", knob(ref._softmax, shift="array", total="array"),
             "all the entries of your result together sum to 1, instead of each slice "
             "along `axis`. Sum with `axis=axis, keepdims=True`.",
@@ -314,6 +320,18 @@ TRANSPOSED_V_MESSAGE = (
     "([T_k, d_v]), and the weights are [T_q, T_k]: `weights @ V` mixes the rows of V "
     "directly, with no transpose."
 )
+AXIS_0_MESSAGE = (
+    "your softmax runs along axis 0, the first axis of the scores. On one sequence that "
+    "is the query axis, so each column of the weights sums to 1; on a batch it is the batch "
+    "axis, and the weights mix different sequences. Row i holds the weights query i gives "
+    "to the keys: take the softmax over the keys, the last axis, whatever the number of "
+    "batch axes."
+)
+OUTPUT_ALONE_MESSAGE = (
+    "you returned the output alone. This function returns two things, as a pair: the output "
+    "first, then the weights that made it. The weights are what this lesson's heatmaps "
+    "draw, and what the next lessons read."
+)
 WEIGHTS_AS_OUTPUT_MESSAGE = (
     "you returned the attention weights where the output belongs. Return the pair "
     "(output, weights), in that order: the weights say how much of each value to take, "
@@ -330,6 +348,8 @@ register(Exercise(
           for name, divisor, message in WRONG_SCALES),
         Misconception("softmax over the query axis", knob(ref._attention, softmax_axis=-2),
                       softmax_over_queries("`axis=-2`", "`axis=-1`, the key axis")),
+        Misconception("softmax along axis 0", knob(ref._attention, softmax_axis=0),
+                      AXIS_0_MESSAGE),
         Misconception("softmax over the whole array",
                       knob(ref._attention, weights_by=knob(ref._softmax, shift="array",
                                                            total="array")),
@@ -349,6 +369,8 @@ register(Exercise(
                       WEIGHTS_AS_OUTPUT_MESSAGE),
         Misconception("weights returned alone", knob(ref._attention, returns="weights"),
                       WEIGHTS_AS_OUTPUT_MESSAGE),
+        Misconception("output returned alone", knob(ref._attention, returns="output"),
+                      OUTPUT_ALONE_MESSAGE),
     ],
     bad_inputs=[
         BadInput(Case((np.ones((2, 4)), np.ones((3, 4)), np.ones((4, 2)))),
@@ -433,8 +455,11 @@ register(Exercise(
 
 # ----------------------------------------------------------------------------- self-attention
 
-# (X shape, d_k, d_v): d_model, d_k, d_v and T all differ.
-SELF_SHAPES = [((3, 5), 2, 4), ((2, 3, 5), 4, 2), ((4, 6), 3, 2)]
+# (X shape, d_k, d_v): d_model, d_k, d_v and T all differ, except in the smallest case,
+# where T = d_k = d_v: a projection written in the column convention (W_q @ X) fits
+# there, so it is not mistaken for a transposed weight (X @ W_q.T), which raises.
+SELF_SHAPES = [((3, 5), 2, 4), ((2, 3, 5), 4, 2), ((4, 6), 3, 2),
+               ((2, 3), 2, 2)]
 SELF_SHAPES_HIDDEN = [((2, 4, 8), 4, 3), ((1, 3), 2, 1), ((3, 2, 4, 5), 2, 3), ((5, 4), 1, 6)]
 
 
@@ -476,6 +501,15 @@ register(Exercise(
         Misconception("weights returned first",
                       knob(ref._self_attention, returns="weights, output"),
                       WEIGHTS_AS_OUTPUT_MESSAGE),
+        Misconception(
+            "weights transposed", knob(ref._self_attention, weights_transposed=True),
+            "you multiplied X by a transposed weight matrix. X is [..., T, d_model] and W_q is "
+            "[d_model, d_k]: multiplied as given, they already make one query of length d_k per "
+            "token. Transposed, W_q is [d_k, d_model] (the layout of an nn.Linear weight), and "
+            "its rows no longer line up with the d_model features of X: that is numpy's "
+            "ValueError on this valid input. The weights here are stored [d_model, d_out]: use "
+            "all three as given.",
+        ),
     ],
     bad_inputs=[
         BadInput(Case((np.ones((3, 5)), np.ones((4, 2)), np.ones((5, 2)), np.ones((5, 3)))),
@@ -497,9 +531,11 @@ register(Exercise(
 # ----------------------------------------------------------------------------- variance
 
 NEAR_D_K_MESSAGE = (
-    "Your value is near d_k = {d_k}, so the idea is right, but it is not the variance of "
-    "the samples the given lines draw: keep `rng`, `q` and `k` exactly as given, so the "
-    "check can repeat your draws"
+    "Your value is near d_k = {d_k}, so it measures the right kind of spread, but it is not "
+    "the variance of the n_samples dot products of the given draws, row i of q with row i "
+    "of k. Check that `rng`, `q` and `k` are drawn exactly as the given lines draw them (the "
+    "check repeats those draws), and that each dot product pairs one row of q with the same "
+    "row of k"
 )
 
 
@@ -551,6 +587,14 @@ register(Exercise(
             "summed over the samples", knob(ref._score_variance, summed_over=0),
             "you summed q * k over the samples axis (axis=0). One dot product q·k sums over "
             "the d_k coordinates of one sample, the last axis.",
+        ),
+        Misconception(
+            "variance over all pairs", knob(ref._score_variance, pairs="all"),
+            "you took the variance over all n_samples × n_samples pairs: q @ k.T dots every "
+            "query with every key. The draws make n_samples pairs, row i of q with row i of k, "
+            "and the experiment asks for the variance of those n_samples dot products. (The "
+            "all-pairs value is near d_k too, but it is not that variance: each row of q "
+            "appears in n_samples of its products, so they are not independent samples.)",
         ),
         Misconception(
             "mean instead of variance", knob(ref._score_variance, statistic="mean"),

@@ -136,7 +136,7 @@ def _attention(Q, K, V, *, scores=attention_scores, weights_by=softmax, softmax_
                values_transposed=False, returns="output, weights"):
     """Attention with its knobs: the scores function, the softmax and the axis it runs
     along, whether V is transposed before the product, and what is returned
-    (``"output, weights"``, ``"weights, output"`` or ``"weights"``)."""
+    (``"output, weights"``, ``"weights, output"``, ``"weights"`` or ``"output"``)."""
     Q, K = _query_key(Q, K)
     V = as_array(V, "V", min_ndim=2)
     _check_values(K, V)
@@ -144,7 +144,7 @@ def _attention(Q, K, V, *, scores=attention_scores, weights_by=softmax, softmax_
     weights = weights_by(scores(Q, K), axis=softmax_axis)
     output = np.matmul(weights, _swap_last_two(V) if values_transposed else V)
     return {"output, weights": (output, weights), "weights, output": (weights, output),
-            "weights": weights}[returns]
+            "weights": weights, "output": output}[returns]
 
 
 def scaled_dot_product_attention(Q, K, V):
@@ -219,12 +219,15 @@ def _projections(X, W_q, W_k, W_v) -> tuple[np.ndarray, ...]:
 
 
 def _self_attention(X, W_q, W_k, W_v, *, projected=True, keys_by="W_k", divide_by="sqrt(d_k)",
-                    returns="output, weights"):
+                    returns="output, weights", weights_transposed=False):
     """Self-attention with its knobs: whether X is projected at all, the matrix the keys
     are projected with (``"W_k"`` or ``"W_q"``), the divisor of the scores (see
-    :func:`_divisor`; ``"sqrt(d_model)"`` is the width of X) and what is returned (see
-    :func:`_attention`)."""
+    :func:`_divisor`; ``"sqrt(d_model)"`` is the width of X), what is returned (see
+    :func:`_attention`), and whether X is multiplied by the transposed weight matrices
+    (``X @ W.T``, as with an ``nn.Linear`` weight stored ``[out, in]``)."""
     X, W_q, W_k, W_v = _projections(X, W_q, W_k, W_v)
+    if weights_transposed:
+        W_q, W_k, W_v = W_q.T, W_k.T, W_v.T
     if projected:
         Q, K, V = X @ W_q, X @ {"W_k": W_k, "W_q": W_q}[keys_by], X @ W_v
     else:
@@ -261,15 +264,30 @@ def score_samples(d_k, n_samples, seed) -> tuple[np.ndarray, np.ndarray]:
 STATISTICS = {"variance": np.var, "standard deviation": np.std, "mean": np.mean}
 
 
-def _score_variance(d_k, n_samples, seed, *, summed_over=-1, scaled=False, statistic="variance"):
+def _score_variance(d_k, n_samples, seed, *, summed_over=-1, scaled=False, statistic="variance",
+                    pairs="row with row"):
     """The experiment with its knobs: the axis the products ``q * k`` are summed over
     (-1: the d_k coordinates of each pair; None: not summed), whether the dot products
-    are divided by sqrt(d_k) first, and the statistic taken (see ``STATISTICS``)."""
+    are divided by sqrt(d_k) first, the statistic taken (see ``STATISTICS``), and which
+    pairs are dotted: ``"row with row"`` (q[i] with k[i]) or ``"all"`` (every q[i] with
+    every k[j], as ``q @ k.T`` gives)."""
     q, k = score_samples(d_k, n_samples, seed)
+    if pairs == "all":
+        return _all_pairs_variance(q, k)
     dots = q * k if summed_over is None else np.sum(q * k, axis=summed_over)
     if scaled:
         dots = dots / np.sqrt(q.shape[-1])
     return float(STATISTICS[statistic](dots))
+
+
+def _all_pairs_variance(q: np.ndarray, k: np.ndarray) -> float:
+    """``np.var(q @ k.T)`` without the ``[n, n]`` matrix (200 MB for 5000 samples): the
+    mean of the squared dot products is ``sum((qᵀq) * (kᵀk)) / n²``, and the mean dot
+    product is ``mean(q) · mean(k)``."""
+    n = q.shape[0]
+    mean_square = float(np.sum((q.T @ q) * (k.T @ k))) / n ** 2
+    mean = float(q.mean(axis=0) @ k.mean(axis=0))
+    return mean_square - mean ** 2
 
 
 def score_variance(d_k, n_samples, seed):

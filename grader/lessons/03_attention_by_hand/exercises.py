@@ -172,6 +172,18 @@ MSG_SOFTMAX_ROWS = (
     "weights of query j over all the keys. Divide every power of 3 by the sum of its "
     "column (axis=0), not its row."
 )
+MSG_ROW_SUMS_BROADCAST = (
+    "you divided by the row sums (a sum along axis=1) without keepdims. That sum has one "
+    "entry per row, and NumPy lines those entries up with the columns when it divides: "
+    "entry [i, j] is divided by the sum of row j, so neither the rows nor the columns of "
+    "your weights add up to 1. Here each column holds one query's weights: divide every "
+    "power of 3 by the sum of its own column."
+)
+MSG_UNSCALED_POWERS = (
+    "you raised 3 to the scores themselves. The softmax step uses the scaled scores, "
+    "floor(scores / 2), the step before it: it stands in for the division by √3 and keeps "
+    "the powers small."
+)
 MSG_UNNORMALISED = (
     "you returned the powers of 3 without dividing them by their column sums; the weights "
     "of each column must add up to 1."
@@ -298,6 +310,8 @@ register(
         cases=power_cases,
         misconceptions=[
             Misconception("softmax along rows", softmax_with(normalise="rows"), MSG_SOFTMAX_ROWS),
+            Misconception("row sums without keepdims",
+                          softmax_with(normalise="rows", keepdims=False), MSG_ROW_SUMS_BROADCAST),
             Misconception("not normalised", softmax_with(normalise=None), MSG_UNNORMALISED),
             Misconception("normalised by the whole matrix", softmax_with(normalise="matrix"),
                           MSG_WHOLE_MATRIX),
@@ -324,6 +338,10 @@ register(
         misconceptions=[
             Misconception("transposed scores", columns_with(scores="Qᵀ K"), MSG_SCORES_TRANSPOSED),
             Misconception("softmax along rows", columns_with(normalise="rows"), MSG_SOFTMAX_ROWS),
+            Misconception("row sums without keepdims",
+                          columns_with(normalise="rows", keepdims=False), MSG_ROW_SUMS_BROADCAST),
+            Misconception("powers of the unscaled scores", columns_with(powers_of="scores"),
+                          MSG_UNSCALED_POWERS),
             Misconception("rounds instead of floor", columns_with(scaling="round(s/2)"), MSG_ROUND),
             Misconception("truncates toward zero", columns_with(scaling="int(s/2)"), MSG_TRUNCATE),
             Misconception("Z = A V", columns_with(mix="A V"), MSG_A_V),
@@ -459,8 +477,7 @@ WORKSHEET_MISTAKES = {
         StepMistake("normalised by the whole matrix",
                     (ref._softmax3(KEY["scaled"], normalise="matrix"),), MSG_WHOLE_MATRIX),
         StepMistake("powers of the unscaled scores", (ref._softmax3(KEY["scores"]),),
-                    "you raised 3 to the scores themselves. The softmax step uses the scaled "
-                    "scores, floor(scores / 2), which keeps the powers small."),
+                    MSG_UNSCALED_POWERS),
         StepMistake("e instead of 3", (ref._softmax3(KEY["scaled"], base=math.e),),
                     "you used powers of e. The worksheet uses powers of 3, so that every "
                     "weight is an exact fraction you can write down.", close=True),

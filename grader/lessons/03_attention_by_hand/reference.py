@@ -124,9 +124,11 @@ def _scaled(S, *, scaling: str = "floor(s/2)") -> np.ndarray:
 NORMALISE_AXIS = {"columns": 0, "rows": 1, "matrix": None}
 
 
-def _softmax3(S, *, base=3, normalise: str | None = "columns") -> np.ndarray:
-    """``base ** S``, divided by the sums that ``normalise`` names (``None``: not at all).
-    A whole-number base keeps every entry an exact Fraction; a float base gives floats."""
+def _softmax3(S, *, base=3, normalise: str | None = "columns", keepdims=True) -> np.ndarray:
+    """``base ** S``, divided by the sums that ``normalise`` names (``None``: not at all),
+    kept as an axis (``keepdims``) or not: without it, NumPy lines the row sums up with
+    the columns. A whole-number base keeps every entry an exact Fraction; a float base
+    gives floats."""
     S = as_fractions(S, "S", whole=True)
     if isinstance(base, int):
         powers = _elementwise(lambda s: Fraction(base) ** int(s), S)
@@ -134,7 +136,7 @@ def _softmax3(S, *, base=3, normalise: str | None = "columns") -> np.ndarray:
         powers = float(base) ** S.astype(float)
     if normalise is None:
         return powers
-    return powers / powers.sum(axis=NORMALISE_AXIS[normalise], keepdims=True)
+    return powers / powers.sum(axis=NORMALISE_AXIS[normalise], keepdims=keepdims)
 
 
 # The settings of the two conventions. ``given`` names the input and how it holds the
@@ -146,8 +148,11 @@ ROW_CONVENTION = {"given": "X_rows", "tokens": "rows", "scores": "Q Kᵀ",
 
 
 def _steps(X, W_Q, W_K, W_V, *, given: str, tokens: str, scores: str, normalise: str,
-           mix: str, scaling: str = "floor(s/2)") -> dict:
-    """Every step of the worksheet, with the settings of one convention."""
+           mix: str, scaling: str = "floor(s/2)", keepdims: bool = True,
+           powers_of: str = "scaled") -> dict:
+    """Every step of the worksheet, with the settings of one convention; ``keepdims`` is
+    that of the sums A is normalised by, and ``powers_of`` names the step A raises 3 to
+    the power of (``"scaled"``, or ``"scores"``: the unscaled scores)."""
     X, W_Q, W_K, W_V = _projection_operands(X, W_Q, W_K, W_V, given,
                                             tokens_axis=1 if given == "X" else 0)
     X_columns = X if given == "X" else X.T
@@ -157,7 +162,7 @@ def _steps(X, W_Q, W_K, W_V, *, given: str, tokens: str, scores: str, normalise:
         Q, K, V = (_product(X_columns.T, W.T) for W in (W_Q, W_K, W_V))
     S = _evaluate(scores, K=K, Q=Q)
     scaled = _scaled(S, scaling=scaling)
-    A = _softmax3(scaled, normalise=normalise)
+    A = _softmax3(scaled if powers_of == "scaled" else S, normalise=normalise, keepdims=keepdims)
     Z = _evaluate(mix, V=V, A=A)
     return {"Q": Q, "K": K, "V": V, "scores": S, "scaled": scaled, "A": A, "Z": Z}
 

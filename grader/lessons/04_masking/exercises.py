@@ -590,6 +590,16 @@ register(Exercise(
             "non-causal. Change only the tokens after t: X2[t + 1:].",
         ),
         Misconception(
+            "re-draws token t, up to the last", knob(ref._is_causal, change="t onwards",
+                                                     last_t=True),
+            "you re-drew token t itself (with the later tokens, or alone), for every t up to "
+            "the last one, then asked whether outputs 0..t stayed the same. Output t is "
+            "*allowed* to depend on token t, so every layer looks non-causal, even on one "
+            "token: there your test's only step re-draws token 0 and compares output 0. Change "
+            "only the tokens after t; the last position has no token after it, so there is "
+            "nothing to test there.",
+        ),
+        Misconception(
             "compares every output", knob(ref._is_causal, compare="all"),
             "you compared the whole output after changing the tokens after t. The later "
             "outputs (t + 1 onwards) may change, that is allowed; compare only outputs 0..t: "

@@ -295,10 +295,11 @@ ROWS = {  # which rows of X (tokens) or of the output, for a position t
 
 
 def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up to t",
-               every_t=True) -> bool:
+               every_t=True, last_t=False) -> bool:
     """Whether ``attend`` passes the causal test: for each position t (``every_t``, else
-    only the last one, t = T − 2), replace the tokens ``change`` names with new random
-    rows and compare the outputs ``compare`` names with the originals."""
+    only the last one, t = T − 2; ``last_t``: t = T − 1 as well, which has no token after
+    it), replace the tokens ``change`` names with new random rows and compare the outputs
+    ``compare`` names with the originals."""
     if not callable(attend):
         raise ValueError(f"attend must be a function of X [T, d], got {type(attend).__name__}")
     T = positive_int(T, "T")
@@ -311,7 +312,9 @@ def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up 
             f"attend must return one output per token (shape [T, ...] with T = {T}), got shape "
             f"{shape_str(before.shape)}"
         )
-    positions = range(T - 1) if every_t else range(T - 1)[-1:]
+    positions = range(T if last_t else T - 1)
+    if not every_t:
+        positions = positions[-1:]
     for t in positions:
         changed = X.copy()
         rows = ROWS[change](t)

@@ -185,6 +185,34 @@ register(Exercise(
             "MLP.",
         ),
         Misconception(
+            "no skips with residual=True", knob(ref._Block, residual_keeps=()),
+            "with residual=True your block adds nothing back to the stream: it gives what the "
+            "block without skips (residual=False) gives. With residual=True each sublayer's "
+            "output is added to the stream it read: attention's to the block's input, then the "
+            "MLP's to the stream after attention. Only residual=False drops both additions.",
+        ),
+        Misconception(
+            "attention skip missing", knob(ref._Block, residual_keeps=("mlp",)),
+            "with residual=True your block keeps the MLP's skip but not the attention's: the "
+            "attention output replaces the stream instead of being added to it, so the block's "
+            "input never reaches its output. With residual=True both sublayers add their output "
+            "to the stream, attention first, then the MLP.",
+        ),
+        Misconception(
+            "MLP skip missing", knob(ref._Block, residual_keeps=("attention",)),
+            "with residual=True your block keeps the attention's skip but not the MLP's: it "
+            "returns the MLP's output alone instead of adding it to the stream after "
+            "attention. With residual=True both sublayers add their output to the stream, "
+            "attention first, then the MLP.",
+        ),
+        Misconception(
+            "attention pair used as a tensor", knob(ref._Block, attention_output="pair"),
+            "nn.MultiheadAttention returns a pair, (attention output, attention weights), and "
+            "your code uses the whole pair where a tensor belongs: adding a tuple to a tensor, "
+            "or normalising one, raises this TypeError. Take the first item of the pair, the "
+            "attention output, and use only that.",
+        ),
+        Misconception(
             "residual=False keeps the MLP skip", knob(ref._Block, residual_removes=("attention",)),
             "with residual=False your block still adds the MLP's output back to its input; "
             "only the attention's skip went. residual=False removes both skips: each "
@@ -211,9 +239,10 @@ register(Exercise(
         ),
     ],
     bad_inputs=_block_bad_inputs(),
-    hint=("In a pre-norm block each sublayer reads a normalised copy of the stream and adds "
-          "its result back to the stream; with residual=False nothing is added back. "
-          "nn.MultiheadAttention returns a pair, the output and the weights."),
+    hint=("The title of the input above says which flag the block was built with. In a "
+          "pre-norm block each sublayer reads a normalised copy of the stream; with "
+          "residual=True it adds its result back to the stream, with residual=False its "
+          "result replaces the stream."),
 ))
 
 
@@ -286,6 +315,14 @@ register(Exercise(
             "your model leaves out the position embedding. Attention without positions "
             "cannot tell the first token from the others; add "
             "`self.pos_emb(torch.arange(T))` to the token embeddings.",
+        ),
+        Misconception(
+            "blocks in a Python list", knob(ref._TinyTransformer, blocks_in="list"),
+            "your blocks sit in a plain Python list, so PyTorch never registers them: none of "
+            "their parameters is in the model's parameters() or state_dict(). An optimizer "
+            "would never train them, and the check cannot load weights into them. A module "
+            "registers the layers it holds as attributes, or inside an nn.ModuleList, a list "
+            "that registers what it holds; not inside a plain list or dict.",
         ),
         Misconception(
             "no final LayerNorm", knob(ref._TinyTransformer, final_norm=False),

@@ -63,13 +63,17 @@ class _Block(nn.Module):
     * ``mlp_norm``: the LayerNorm in front of the MLP, ``"ln2"`` or ``"ln1"``;
     * ``mlp_reads`` and ``mlp_skip_from``: what the MLP sublayer reads and what its skip
       carries, ``UPDATED`` (the stream after attention) or ``BLOCK_INPUT``;
+    * ``residual_keeps``: the skips that ``residual=True`` keeps;
     * ``residual_removes``: the skips that ``residual=False`` removes;
+    * ``attention_output``: what the attention sublayer hands on, ``"output"`` (the first
+      item of ``nn.MultiheadAttention``'s pair) or ``"pair"`` (the pair itself);
     * ``causal``: whether attention masks the future keys.
     """
 
     def __init__(self, d_model, n_heads, d_ff, residual=True, *, norm_at="branch",
                  keys_values="normalised", mlp_norm="ln2", mlp_reads=UPDATED,
-                 mlp_skip_from=UPDATED, residual_removes=("attention", "mlp"), causal=False):
+                 mlp_skip_from=UPDATED, residual_keeps=("attention", "mlp"),
+                 residual_removes=("attention", "mlp"), attention_output="output", causal=False):
         super().__init__()
         check_block_sizes(d_model, n_heads, d_ff)
         self.d_model, self.residual = d_model, bool(residual)
@@ -79,17 +83,23 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
         self.norm_at, self.keys_values, self.mlp_norm = norm_at, keys_values, mlp_norm
         self.mlp_reads, self.mlp_skip_from = mlp_reads, mlp_skip_from
-        self.residual_removes, self.causal = tuple(residual_removes), causal
+        self.residual_keeps, self.residual_removes = tuple(residual_keeps), tuple(residual_removes)
+        self.attention_output, self.causal = attention_output, causal
 
     def forward(self, x):
         x = as_stream(x, self.d_model)
-        attention_skip = self.residual or "attention" not in self.residual_removes
-        mlp_skip = self.residual or "mlp" not in self.residual_removes
+        attention_skip, mlp_skip = (self._skip(name) for name in ("attention", "mlp"))
         y = self._sublayer(x, x, self.ln1, lambda h: self._attend(h, x), attention_skip)
         reads = x if self.mlp_reads == BLOCK_INPUT else y
         skip = x if self.mlp_skip_from == BLOCK_INPUT else y
         norm = self.ln1 if self.mlp_norm == "ln1" else self.ln2
         return self._sublayer(reads, skip, norm, self.mlp, mlp_skip)
+
+    def _skip(self, name: str) -> bool:
+        """Whether the sublayer ``name`` adds its output to the stream."""
+        if self.residual:
+            return name in self.residual_keeps
+        return name not in self.residual_removes
 
     def _sublayer(self, x, skip, norm, layer, keep_skip):
         """``skip + layer(norm(x))``, or ``layer(norm(x))`` without the skip."""
@@ -108,7 +118,8 @@ class _Block(nn.Module):
         if self.causal:
             T = h.shape[1]
             mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=h.device), diagonal=1)
-        return self.attn(h, kv, kv, attn_mask=mask, need_weights=False)[0]
+        pair = self.attn(h, kv, kv, attn_mask=mask, need_weights=False)
+        return pair if self.attention_output == "pair" else pair[0]
 
 
 class Block(_Block):
@@ -127,12 +138,13 @@ class Block(_Block):
 class _TinyTransformer(nn.Module):
     """The model, with knobs (right by default): ``blocks_get_residual`` (the flag is
     passed on to every Block), ``one_block_shared`` (one Block object in every layer),
-    ``positions`` (the position embedding is added) and ``final_norm`` (``ln_f`` before
-    the head)."""
+    ``positions`` (the position embedding is added), ``final_norm`` (``ln_f`` before
+    the head) and ``blocks_in`` (``"ModuleList"``, or ``"list"``: a plain Python list,
+    which registers none of the blocks' parameters)."""
 
     def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True, *,
                  blocks_get_residual=True, one_block_shared=False, positions=True,
-                 final_norm=True):
+                 final_norm=True, blocks_in="ModuleList"):
         super().__init__()
         check_model_sizes(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len)
         self.vocab_size, self.seq_len, self.residual = vocab_size, seq_len, bool(residual)
@@ -144,7 +156,7 @@ class _TinyTransformer(nn.Module):
             blocks = [Block(d_model, n_heads, d_ff, **flag)] * n_layers
         else:
             blocks = [Block(d_model, n_heads, d_ff, **flag) for _ in range(n_layers)]
-        self.blocks = nn.ModuleList(blocks)
+        self.blocks = blocks if blocks_in == "list" else nn.ModuleList(blocks)
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
 
