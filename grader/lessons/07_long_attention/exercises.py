@@ -458,7 +458,8 @@ register(Exercise(
     driver={"kind": "object", "observe": ["keys", "values", "len"]},
     hint=("After every append, cache.keys must hold one row per position appended so far, "
           "oldest first, and cache.values the matching rows; len(cache) is the number of "
-          "rows. Follow the calls above one at a time."),
+          "rows. Both are read as attributes (cache.keys, not cache.keys()). Follow the calls "
+          "above one at a time."),
     seed=704,
 ))
 
