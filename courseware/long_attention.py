@@ -208,7 +208,8 @@ def running_stats_figure(blocks, trace, title: str = ""):
     left.set_ylabel("score")
     left.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.0), frameon=False)
     sums = [s for _, s in trace]
-    right.plot(range(1, len(sums) + 1), sums, "o-", color=RESULT, label="running sum after the block")
+    right.plot(range(1, len(sums) + 1), sums, "o-", color=RESULT,
+               label="running sum after the block")
     rose = [b for b in range(1, len(trace)) if trace[b][0] > trace[b - 1][0]]
     right.plot([b + 1 for b in rose], [sums[b] for b in rose], "o", color=HIGHLIGHT, markersize=9,
                label="a block that raised the maximum")

@@ -29,7 +29,8 @@ from hypothesis.extra.numpy import arrays
 
 from conftest import ROOT
 from courseware import long_attention as la
-from courseware.long_attention import decode_inputs, key_value_rows, one_query, score_blocks, tile_inputs
+from courseware.long_attention import (decode_inputs, key_value_rows, one_query, score_blocks,
+                                       tile_inputs)
 from grader import CheckFailed, check
 from grader import reference as ref
 from grader.learner import agent
@@ -104,7 +105,8 @@ def tiled_with_key_tiles_outside(Q, K, V, block_q, block_k, causal=False):
             if causal and cols[0] > rows[-1]:
                 skipped += 1
                 continue
-            S = np.einsum("...qd,...kd->...qk", Q[..., rows, :], K[..., cols, :]) / np.sqrt(Q.shape[-1])
+            S = np.einsum("...qd,...kd->...qk", Q[..., rows, :], K[..., cols, :])
+            S = S / np.sqrt(Q.shape[-1])
             if causal:
                 S = np.where(cols[None, :] > rows[:, None], -np.inf, S)
             new = np.maximum(m[..., rows, :], S.max(axis=-1, keepdims=True))
@@ -163,7 +165,8 @@ def decode_through_lesson_04(x_t, cache, W_q, W_k, W_v):
     X = np.atleast_2d(x)
     t = len(cache)
     cache.append(X @ W_k, X @ W_v)
-    out, _ = ref.masked_attention(X @ W_q, cache.keys, cache.values, ref.causal_mask(len(cache))[t:])
+    rows = ref.causal_mask(len(cache))[t:]
+    out, _ = ref.masked_attention(X @ W_q, cache.keys, cache.values, rows)
     return out if x.ndim == 2 else out[0]
 
 
@@ -313,7 +316,8 @@ def stats_max_from_zero(scores_blocks):
     return m, s
 
 
-def _one_pass_learner(q, K, V, block, *, rescale_output=True, divide_each_time=False, start=-np.inf):
+def _one_pass_learner(q, K, V, block, *, rescale_output=True, divide_each_time=False,
+                      start=-np.inf):
     q, K, V = one_query(q, K, V)
     m, s, o = start, 0.0, np.zeros(V.shape[1])
     for j in range(0, len(K), block):
@@ -428,7 +432,8 @@ def test_the_issues_catalogue_is_all_there():
         "online_softmax_stats": {"sum not rescaled", "maximum starts at 0"},
         "attention_one_pass": {"sum not rescaled", "output not rescaled", "maximum starts at 0",
                                "divided inside the loop"},
-        "tiled_attention": {"diagonal tile dropped", "output not rescaled", "divided inside the loop"},
+        "tiled_attention": {"diagonal tile dropped", "output not rescaled",
+                            "divided inside the loop"},
         "decode_step": {"appended after attending", "a token does not see itself"},
     }
     for name, mistakes in wanted.items():
@@ -531,8 +536,8 @@ def test_a_cache_that_accepts_a_value_per_key_mismatch_is_told_to_reject_it():
             self._n = len(self._k)
 
     message = failure("KVCache", Trusting)
-    assert "should reject this input with a ValueError, because k holds 2 keys but v holds 3 values" \
-        in message, message
+    assert ("should reject this input with a ValueError, because k holds 2 keys but v holds 3 "
+            "values") in message, message
 
 
 def test_a_cache_whose_len_is_wrong_fails():
@@ -840,16 +845,19 @@ def test_float32_stays_float32():
 @pytest.mark.parametrize("call, message", [
     (lambda: ref.online_softmax_stats([]), "holds no block"),
     (lambda: ref.online_softmax_stats(np.ones(3)), "got one array of shape 3: put it in a list"),
-    (lambda: ref.online_softmax_stats([np.ones((2, 2))]), "block 0 of scores_blocks must have 1 axes"),
+    (lambda: ref.online_softmax_stats([np.ones((2, 2))]),
+     "block 0 of scores_blocks must have 1 axes"),
     (lambda: ref.online_softmax_stats([[1.0], []]), "block 1 of scores_blocks is empty"),
     (lambda: ref.online_softmax_stats([[1.0, np.inf]]), r"holds \+inf"),
     (lambda: ref.online_softmax_stats(3.0), "must be a list of 1-D blocks"),
-    (lambda: ref.attention_one_pass(np.ones(3), np.ones((4, 2)), np.ones((4, 1)), 2), "q has d_k = 3"),
+    (lambda: ref.attention_one_pass(np.ones(3), np.ones((4, 2)), np.ones((4, 1)), 2),
+     "q has d_k = 3"),
     (lambda: ref.attention_one_pass(np.ones(2), np.ones((4, 2)), np.ones((3, 1)), 2),
      "K of shape 4×2 and V of shape 3×1"),
     (lambda: ref.attention_one_pass(np.ones(2), np.ones((4, 2)), np.ones((4, 1)), 0),
      "block must be a positive integer"),
-    (lambda: ref.attention_one_pass(np.ones(2), np.ones((0, 2)), np.ones((0, 1)), 1), "K has no keys"),
+    (lambda: ref.attention_one_pass(np.ones(2), np.ones((0, 2)), np.ones((0, 1)), 1),
+     "K has no keys"),
     (lambda: ref.tiled_attention(np.ones((3, 2)), np.ones((4, 2)), np.ones((4, 1)), 2, 2, True),
      "T_q = 3 and T_k = 4"),
     (lambda: ref.tiled_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 1)), 2, 2, "yes"),
@@ -858,11 +866,13 @@ def test_float32_stays_float32():
      "do not broadcast"),
     (lambda: ref.KVCache().append(np.ones((2, 2)), np.ones((3, 1))), "k holds 2 key"),
     (lambda: ref.KVCache().keys, "the cache is empty"),
-    (lambda: ref.decode_step(np.ones(3), ref.KVCache(), np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1))),
+    (lambda: ref.decode_step(np.ones(3), ref.KVCache(), np.ones((2, 2)), np.ones((2, 2)),
+                             np.ones((2, 1))),
      "x_t has d_model = 3 features but W_q"),
     (lambda: ref.decode_step(np.ones(2), None, np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1))),
      "cache must be a KVCache"),
-    (lambda: ref.decode_step(np.ones(2), ref.KVCache(), np.ones((2, 3)), np.ones((2, 2)), np.ones((2, 1))),
+    (lambda: ref.decode_step(np.ones(2), ref.KVCache(), np.ones((2, 3)), np.ones((2, 2)),
+                             np.ones((2, 1))),
      "the same width d_k"),
 ])
 def test_bad_input_names_the_argument_and_what_it_got(call, message):

@@ -198,7 +198,8 @@ def _call(answer, data: dict, driver: dict, namespace: dict):
         for attr in observe["attrs"]:
             out[f"{observe['name']}.{attr}"] = _observed(_read(target, attr))
     if budget is not None:
-        out["extra memory"] = f"at most {kib(budget)}" if peak <= budget else f"more than {kib(budget)}"
+        within = peak <= budget
+        out["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
     return out
 
 
@@ -214,7 +215,8 @@ def _object(cls, data: dict, driver: dict, namespace: dict):
     return seen
 
 
-def _module(cls, data: dict, driver: dict, namespace: dict):  # noqa: ARG001 (every driver takes the same arguments)
+def _module(cls, data: dict, driver: dict,  # noqa: ARG001 (every driver takes the same arguments)
+            namespace: dict):
     import torch
 
     build = data["build"] or {}

@@ -127,7 +127,8 @@ def stats_cases(rng, hidden):
                  note="every score is negative"),
         ]
     last = cases[-1]
-    as_32 = Case(([b.astype(np.float32) for b in last.args[0]],), note="float32 blocks", tol=FLOAT32)
+    as_32 = Case(([b.astype(np.float32) for b in last.args[0]],), note="float32 blocks",
+                 tol=FLOAT32)
     as_list = Case(([b.tolist() for b in last.args[0]],), note="blocks as Python lists")
     as_tuple = Case((tuple(last.args[0]),), note="a tuple of blocks")
     return cases + [as_32, as_list, as_tuple]
@@ -407,13 +408,15 @@ def kv_cases(rng, hidden):
         ("three positions, d_k ≠ d_v", [pair(None, 1, 3), pair(None, 1, 3), pair(None, 1, 3)]),
         ("a block of 3 positions, then one", [pair(3, 2, 2), pair(None, 2, 2)]),
         ("one position, then a block of 2", [pair(None, 3, 1), pair(2, 3, 1)]),
-        ("random values", [pair(None, 2, 3, normal), pair(2, 2, 3, normal), pair(None, 2, 3, normal)]),
+        ("random values",
+         [pair(None, 2, 3, normal), pair(2, 2, 3, normal), pair(None, 2, 3, normal)]),
     ]
     if hidden:
         plans += [
             ("a block of 4 positions", [pair(4, 3, 2, normal)]),
             ("five positions", [pair(None, 2, 2, normal) for _ in range(5)]),
-            ("blocks and positions", [pair(2, 1, 4), pair(None, 1, 4), pair(3, 1, 4), pair(None, 1, 4)]),
+            ("blocks and positions",
+             [pair(2, 1, 4), pair(None, 1, 4), pair(3, 1, 4), pair(None, 1, 4)]),
         ]
     plans.append(("float32", [tuple(a.astype(np.float32) for a in p) for p in plans[-1][1]]))
     return [Case((), note=note, build=cache_steps(appends),
