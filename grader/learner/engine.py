@@ -101,7 +101,8 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         describe_input(case),
         "Expected:",
         cmp.show(expected.value, case, "expected", diff),
-        "Your function returned:",
+        f"Your {name} gave:" if exp.info.driver.get("kind") == "object"
+        else "Your function returned:",
         cmp.show(outcome.value, case, "returned", diff),
         f"What differs: {diff.text}.",
     ]
