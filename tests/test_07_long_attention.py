@@ -524,6 +524,7 @@ def test_a_cache_with_keys_as_a_method_is_told_what_it_returned():
 
     message = failure("KVCache", MethodKeys)
     assert "['keys']: returned a method, expected numbers" in message, message
+    assert "Your KVCache gave:" in message and "Your function returned" not in message
     assert "read as attributes" in message
 
 
