@@ -243,7 +243,8 @@ def solution_fragments(lesson: str) -> tuple[str, ...]:
                     found.add(_squeeze(line))
                 part = re.match(r"^(?:return\s+|[\w\[\], .]+?\s*(?:[-+*/@]?=)\s*)(.+)$", line)
                 if part and "==" not in line[: part.start(1)] and len(_squeeze(part.group(1))) >= SHORTEST_PART \
-                        and not re.fullmatch(r"[\w\s,()]+", part.group(1)):  # names alone: the interface
+                        and not re.fullmatch(r"[\w\s,()]+|[\w\s,.]+", part.group(1)):  # names and
+                    # attributes alone (cache.keys): the interface
                     found.add(_squeeze(part.group(1)))
     return tuple(sorted(found, key=len, reverse=True))
 

@@ -5,6 +5,16 @@ A *driver* (data, part of an exercise's description) says how one case runs:
 * ``{"kind": "call"}``: ``answer(*args, **kwargs)``; fixtures among the arguments are
   built first (``grader.learner.fixtures``); with ``"state_of": i`` the outcome is the
   parameters of argument i after the call (an answer that loads weights into a module);
+  with ``"observe": {"arg": i, "name": "cache", "attrs": [...]}`` the outcome is a dict of
+  the result (``"returned"``) and those attributes of argument i after the call
+  (``"cache.keys"``), for an answer whose job includes changing an object it is given.
+  A case whose ``build`` holds ``{"memory_budget": bytes}`` also measures the most memory
+  the call holds at once (``grader.learner.env.peak_bytes``) and reports, under
+  ``"extra memory"``, whether it stayed within that budget;
+* ``{"kind": "object", "observe": [...]}``: the answer is a class. The case's ``build``
+  constructs it (``args``, ``kwargs``) and lists method calls (``calls``: ``[name,
+  [args]]``); after each call the outcome records the attributes ``observe`` names
+  (``"len"``: ``len(obj)``), as a dict per call;
 * ``{"kind": "module"}``: the case's ``build`` constructs the learner's class (with a
   torch seed), loads the weights it carries if the parameters' names and shapes fit, and
   calls the object on the arguments; optionally the gradients of a probe reach back to
@@ -13,6 +23,9 @@ A *driver* (data, part of an exercise's description) says how one case runs:
 * ``{"kind": "value"}``: the answer is a value typed by the learner (the worksheet).
 
 Options: ``"threads": 1`` (torch on one thread), ``"quiet": true`` (no progress bars).
+
+Fixtures that name another of the learner's classes (``learner_object``) are built from
+the namespace the answer was defined in: the notebook's, or, at grading, the kernel's.
 
 The same code runs in three places: in a notebook, on the learner's function; in the
 grader, on the reference and on each catalogued mistake; and, at grading, inside the
@@ -24,6 +37,7 @@ outcome is data too: a value, or an error's type, message and the learner's line
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import traceback
@@ -32,7 +46,7 @@ import numpy as np
 
 from . import codec
 from .cases import Case, ErrorInfo, Outcome
-from .env import one_thread, quiet
+from .env import one_thread, peak_bytes, quiet
 from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
 
@@ -133,16 +147,76 @@ def _named_state(module) -> dict:
     return {name: p.detach().clone() for name, p in module.named_parameters()}
 
 
-def _call(answer, data: dict, driver: dict):
-    args = list(materialise(data["args"]))
-    kwargs = materialise(data["kwargs"])
-    result = answer(*args, **kwargs)
+def namespace_of(answer) -> dict:
+    """Where ``answer`` was defined: a function's globals (through partials and
+    wrappers), a class's module; ``{}`` if neither is found."""
+    seen = answer
+    for _ in range(20):
+        if isinstance(seen, (functools.partial, functools.partialmethod)):
+            seen = seen.func
+        elif getattr(seen, "__wrapped__", None) is not None:
+            seen = seen.__wrapped__
+        else:
+            break
+    found = getattr(seen, "__globals__", None)
+    if found is None and isinstance(seen, type):
+        module = sys.modules.get(seen.__module__)
+        found = vars(module) if module is not None else None
+    return found if isinstance(found, dict) else {}
+
+
+def _observed(value):
+    """An attribute's value as data at the moment it is read (a view into a buffer that
+    changes later must not change what was read)."""
+    return _as_data(value)
+
+
+def _read(obj, attr: str):
+    return len(obj) if attr == "len" else getattr(obj, attr)
+
+
+def kib(n: int) -> str:
+    return f"{n / 1024:.0f} KiB"
+
+
+def _call(answer, data: dict, driver: dict, namespace: dict):
+    args = list(materialise(data["args"], namespace))
+    kwargs = materialise(data["kwargs"], namespace)
+    budget = (data.get("build") or {}).get("memory_budget")
+    if budget is None:
+        result = answer(*args, **kwargs)
+    else:
+        result, peak = peak_bytes(answer, *args, **kwargs)
     if "state_of" in driver:
         return _named_state(args[driver["state_of"]])
-    return result
+    observe = driver.get("observe")
+    if observe is None and budget is None:
+        return result
+    out = {"returned": _observed(result)}
+    if observe is not None:
+        target = args[observe["arg"]]
+        for attr in observe["attrs"]:
+            out[f"{observe['name']}.{attr}"] = _observed(_read(target, attr))
+    if budget is not None:
+        within = peak <= budget
+        out["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
+    return out
 
 
-def _module(cls, data: dict, driver: dict):  # noqa: ARG001 (every driver takes the same arguments)
+def _object(cls, data: dict, driver: dict, namespace: dict):
+    build = data["build"] or {}
+    obj = cls(*materialise(build.get("args", ()), namespace),
+              **materialise(build.get("kwargs", {}), namespace))
+    seen = {}
+    for i, (method, arguments) in enumerate(build.get("calls", ())):
+        getattr(obj, method)(*materialise(arguments, namespace))
+        seen[f"after call {i + 1}"] = {attr: _observed(_read(obj, attr))
+                                       for attr in driver.get("observe", ())}
+    return seen
+
+
+def _module(cls, data: dict, driver: dict,  # noqa: ARG001 (every driver takes the same arguments)
+            namespace: dict):
     import torch
 
     build = data["build"] or {}
@@ -163,8 +237,8 @@ def _module(cls, data: dict, driver: dict):  # noqa: ARG001 (every driver takes 
             for name, value in state.items():
                 params[name].copy_(torch.as_tensor(np.asarray(value)).to(params[name].dtype))
     obj.eval()
-    args = materialise(data["args"])
-    kwargs = materialise(data["kwargs"])
+    args = materialise(data["args"], namespace)
+    kwargs = materialise(data["kwargs"], namespace)
     grads = build.get("grads")
     if not grads:
         with torch.no_grad():
@@ -187,12 +261,13 @@ def _module(cls, data: dict, driver: dict):  # noqa: ARG001 (every driver takes 
                 "grads": {n: (g.detach() if g is not None else None) for n, g in zip(wanted, found)}}
 
 
-DRIVERS = {"call": _call, "module": _module}
+DRIVERS = {"call": _call, "module": _module, "object": _object}
 
 
-def run_one(answer, driver: dict, tree) -> Outcome:
+def run_one(answer, driver: dict, tree, namespace: dict | None = None) -> Outcome:
     """Run ``answer`` on the case that ``tree`` (a case's kernel data, encoded) stands
-    for. Never raises, except for KeyboardInterrupt and SystemExit."""
+    for; ``namespace``: where the learner's other classes are found (default: where
+    ``answer`` was defined). Never raises, except for KeyboardInterrupt and SystemExit."""
     if driver.get("kind") == "value":
         return Outcome(value=_as_data(answer))
     data = codec.decode(tree)
@@ -204,7 +279,8 @@ def run_one(answer, driver: dict, tree) -> Outcome:
         if driver.get("quiet"):
             stack.enter_context(quiet())
         try:
-            value = runner(answer, data, driver)
+            value = runner(answer, data, driver,
+                           namespace_of(answer) if namespace is None else namespace)
         except Exception as exc:  # the learner's code may raise anything
             return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded
@@ -256,7 +332,7 @@ def handle(namespace: dict, text: str) -> str:
             except Exception:  # noqa: BLE001 (an answer whose code cannot be read)
                 pass
         for tree in request["cases"]:
-            outcome = run_one(answer, request["driver"], tree).to_data()
+            outcome = run_one(answer, request["driver"], tree, namespace).to_data()
             if len(codec.dumps(outcome, strict=False)) > MAX_OUTCOME:
                 outcome = _too_large().to_data()
             reply["outcomes"].append(outcome)

@@ -27,7 +27,7 @@ def entries(x) -> int:
         return sum(entries(v) for v in x)
     if isinstance(x, dict):
         return sum(entries(v) for v in x.values())
-    if hasattr(x, "numel") and callable(x.numel):
+    if hasattr(x, "numel") and callable(x.numel):  # a tensor, or a fixture for an array
         return int(x.numel())
     return 1 if isinstance(x, (int, float, Fraction, np.number)) else 0
 

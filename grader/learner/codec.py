@@ -76,6 +76,12 @@ class Fixture:
     def __hash__(self) -> int:  # params hold arrays; identity is enough for caching
         return id(self)
 
+    def numel(self) -> int:
+        """How many numbers the fixture stands for: a fixture for an array (its params
+        have a ``shape``) counts its entries, so that cases sort by size; others count 0."""
+        shape = self.params.get("shape")
+        return math.prod(int(n) for n in shape) if isinstance(shape, (list, tuple)) else 0
+
 
 @dataclass(frozen=True)
 class Opaque:

@@ -100,13 +100,15 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         generic = "it works on small numbers but not on large ones: look for overflow."
     diag = _diagnosis(exp, mistake, generic)
     want, got = cmp.show_pair(expected.value, outcome.value, case, diff)
+    by_object = exp.info.driver.get("kind") == "object"
+    gave = f"Your {name} gave:" if by_object else "Your function returned:"
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
         f"What differs: {diff.text.rstrip('.')}{remark}.",
         "Expected:",
         want,
-        "Your function returned:",
+        gave,
         got,
     ])
 

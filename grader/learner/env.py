@@ -1,4 +1,5 @@
-"""Where and how the course's code runs: grading or not, torch threads, progress output.
+"""Where and how the course's code runs: grading or not, torch threads, progress output,
+and how much memory a call needs.
 
 Defined once, for the checks, the notebooks' helpers (``courseware``) and the references.
 """
@@ -47,3 +48,24 @@ def quiet():
 
 def is_quiet() -> bool:
     return _QUIET > 0
+
+
+def peak_bytes(fn, *args, **kwargs) -> tuple[object, int]:
+    """``(fn(*args, **kwargs), peak)``: the result, and the most memory the call held at
+    once beyond what existed before it, in bytes, as Python's ``tracemalloc`` counts it
+    (NumPy's arrays included; torch's tensors are not seen). Arguments built before the
+    call are not counted; what the result keeps is."""
+    import tracemalloc
+
+    started = not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        result = fn(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if started:
+            tracemalloc.stop()
+    return result, max(0, peak)

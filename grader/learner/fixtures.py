@@ -13,7 +13,13 @@ who reads this file.
 * ``torch_mha``: ``nn.MultiheadAttention`` with given weights;
 * ``toy_lm``: a small language model built from torch's own layers, for ``train``.
 * ``add_first_task``: lesson 06's toy task (``courseware.ablation.AddFirstTask``), for
-  ``train``.
+  ``train``;
+* ``normal``: an array of normal draws from a seed, built where the answer runs (a large
+  input then costs a recording or a bridge message a few bytes, not megabytes);
+* ``learner_object``: an object of another of the *learner's* classes, found in the
+  namespace of the answer under test (``KVCache`` for ``decode_step``), after the method
+  calls the fixture lists. The check then runs the learner's own class, never an answer
+  of the course's.
 """
 from __future__ import annotations
 
@@ -22,7 +28,11 @@ import numpy as np
 from .codec import Fixture
 
 
-def build(fixture: Fixture):
+def build(fixture: Fixture, namespace: dict | None = None):
+    """The object ``fixture`` describes; ``namespace`` is where the answer under test was
+    defined (the learner's classes a ``learner_object`` names are looked up there)."""
+    if fixture.kind == "learner_object":
+        return _learner_object(namespace or {}, **fixture.params)
     factory = FACTORIES.get(fixture.kind)
     if factory is None:
         raise ValueError(f"unknown fixture kind {fixture.kind!r}")
@@ -39,19 +49,19 @@ def _has_fixture(value) -> bool:
     return False
 
 
-def materialise(value):
+def materialise(value, namespace: dict | None = None):
     """``value`` with every Fixture in it (in lists, tuples and dicts) built; anything
     without a fixture is returned as it is (the same object)."""
     if not _has_fixture(value):
         return value
     if isinstance(value, Fixture):
-        return build(value)
+        return build(value, namespace)
     if isinstance(value, tuple):
-        return tuple(materialise(v) for v in value)
+        return tuple(materialise(v, namespace) for v in value)
     if isinstance(value, list):
-        return [materialise(v) for v in value]
+        return [materialise(v, namespace) for v in value]
     if isinstance(value, dict):
-        return {k: materialise(v) for k, v in value.items()}
+        return {k: materialise(v, namespace) for k, v in value.items()}
     return value
 
 
@@ -239,12 +249,51 @@ def _add_first_task(vocab_size: int, seq_len: int, batch_size: int):
     return AddFirstTask(vocab_size, seq_len, batch_size)
 
 
+# ----------------------------------------------------------------------------- generated arrays
+
+def _normal(seed: int, shape, loc: float = 0.0, scale: float = 1.0) -> np.ndarray:
+    return np.random.default_rng(int(seed)).normal(loc, scale, size=tuple(int(n) for n in shape))
+
+
+def normal_fixture(seed: int, shape, loc: float = 0.0, scale: float = 1.0) -> Fixture:
+    """An array of normal draws (float64, C order), made where the answer runs."""
+    from .validation import shape_str
+
+    around = f" around {loc:g}" if loc else ""
+    return Fixture("normal", {"seed": int(seed), "shape": [int(n) for n in shape],
+                              "loc": float(loc), "scale": float(scale)},
+                   f"<a {shape_str(shape)} array of random normal numbers{around} (seed {seed})>")
+
+
+# ----------------------------------------------------------------------------- the learner's objects
+
+def _learner_object(namespace: dict, cls: str, args=(), calls=()):
+    """``cls(*args)`` from the learner's namespace, then each ``[method, arguments]`` of
+    ``calls`` on it, in order."""
+    made = namespace.get(cls)
+    if made is None or not callable(made):
+        raise NameError(f"this check also runs your {cls}, but there is no {cls} in your "
+                        f"notebook: run its cell first")
+    obj = made(*args)
+    for method, arguments in calls:
+        getattr(obj, method)(*arguments)
+    return obj
+
+
+def learner_object(cls: str, calls=(), describe: str = "", args=()) -> Fixture:
+    """An object of the learner's class ``cls`` after ``calls`` (``[method, [args]]``)."""
+    return Fixture("learner_object", {"cls": cls, "args": list(args),
+                                      "calls": [[m, list(a)] for m, a in calls]},
+                   describe or f"<your {cls}>")
+
+
 FACTORIES = {
     "attend": Attend,
     "heads": _heads,
     "torch_mha": _torch_mha,
     "toy_lm": _toy_lm,
     "add_first_task": _add_first_task,
+    "normal": _normal,
 }
 
 

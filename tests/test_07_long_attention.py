@@ -1,0 +1,978 @@
+"""Lesson 07: the online softmax, one-pass and tiled attention, the KV cache and decoding.
+
+First grader.check: correct code written other ways passes (a log-space running sum, a
+values-and-ones trick, key tiles in the outer loop, a preallocated cache, decoding through
+lesson 04's masked attention); shortcuts are named; the memory budget catches a function
+that holds every score at once, or a copy of K; a learner's wrong answers, written as a
+learner would write them (not as the reference's knobs), get their named diagnoses;
+decode_step is checked with the learner's own KVCache, found where the answer lives (a
+notebook's namespace, or the kernel's at grading); messages hand over no solution line.
+Then the references against independent oracles: torch's scaled_dot_product_attention,
+torch.logsumexp, lesson 02's softmax and attention, lesson 04's causal masked attention,
+on property-based inputs. Last, the notebook's helpers: the tile picture agrees with the
+count, the memory and time measurements measure, and the grading budget is smaller.
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from conftest import ROOT
+from courseware import long_attention as la
+from courseware.long_attention import (decode_inputs, key_value_rows, one_query, score_blocks,
+                                       tile_inputs)
+from grader import CheckFailed, check
+from grader import reference as ref
+from grader.learner import agent
+from grader.learner.env import peak_bytes
+from grader.learner.validation import positive_int
+
+LESSON = "07_long_attention"
+EXERCISES = ["online_softmax_stats", "attention_one_pass", "tiled_attention", "KVCache",
+             "decode_step"]
+
+
+def lesson_ref():
+    from grader.lessons import lesson_module
+
+    return lesson_module(LESSON, "reference")
+
+
+def failure(name, fn, hidden=False) -> str:
+    with pytest.raises(CheckFailed) as info:
+        check(name, fn, hidden=hidden)
+    return str(info.value)
+
+
+def diagnosis(exercise: str, mistake: str) -> str:
+    from grader.lessons import get
+
+    return next(m.message for m in get(exercise).misconceptions if m.name == mistake)
+
+
+def sdpa(Q, K, V, causal=False) -> np.ndarray:
+    t = [torch.from_numpy(np.ascontiguousarray(a, dtype=np.float64)) for a in (Q, K, V)]
+    return F.scaled_dot_product_attention(*t, is_causal=causal).numpy()
+
+
+# ================================================================= correct, written differently
+
+def stats_in_log_space(scores_blocks):
+    """A running log-sum-exp, L = m + log s, combined with np.logaddexp."""
+    m, L = -np.inf, -np.inf
+    for block in score_blocks(scores_blocks):
+        m = max(m, float(block.max()))
+        L = np.logaddexp(L, np.logaddexp.reduce(block))
+    return m, float(np.exp(L - m))
+
+
+def one_pass_with_a_column_of_ones(q, K, V, block):
+    """The sum rides along as an extra value column: [V, 1] gives numerator and sum at once."""
+    q, K, V = one_query(q, K, V)
+    block = positive_int(block, "block")
+    m, acc = -np.inf, np.zeros(V.shape[1] + 1)
+    for start in range(0, len(K), block):
+        s = K[start:start + block] @ q / np.sqrt(len(q))
+        new = max(m, s.max())
+        values = np.hstack([V[start:start + block], np.ones((len(s), 1))])
+        acc = acc * np.exp(m - new) + np.exp(s - new) @ values
+        m = new
+    return acc[:-1] / acc[-1]
+
+
+def tiled_with_key_tiles_outside(Q, K, V, block_q, block_k, causal=False):
+    """Key tiles in the outer loop; every query row keeps its running state throughout."""
+    Q, K, V, batch = tile_inputs(Q, K, V, causal)
+    block_q, block_k = positive_int(block_q, "block_q"), positive_int(block_k, "block_k")
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    m = np.full(batch + (T_q, 1), -np.inf)
+    s = np.zeros(batch + (T_q, 1))
+    o = np.zeros(batch + (T_q, V.shape[-1]))
+    skipped = 0
+    for j in range(0, T_k, block_k):
+        for i in range(0, T_q, block_q):
+            rows, cols = np.arange(i, min(i + block_q, T_q)), np.arange(j, min(j + block_k, T_k))
+            if causal and cols[0] > rows[-1]:
+                skipped += 1
+                continue
+            S = np.einsum("...qd,...kd->...qk", Q[..., rows, :], K[..., cols, :])
+            S = S / np.sqrt(Q.shape[-1])
+            if causal:
+                S = np.where(cols[None, :] > rows[:, None], -np.inf, S)
+            new = np.maximum(m[..., rows, :], S.max(axis=-1, keepdims=True))
+            factor = np.exp(m[..., rows, :] - new)
+            p = np.exp(S - new)
+            s[..., rows, :] = s[..., rows, :] * factor + p.sum(axis=-1, keepdims=True)
+            o[..., rows, :] = o[..., rows, :] * factor + p @ V[..., cols, :]
+            m[..., rows, :] = new
+    return o / s, skipped
+
+
+class KVCache:
+    """A preallocated cache that doubles its capacity (what inference engines do). This
+    module's decode_step variants find it by name, as a notebook's decode_step finds the
+    learner's."""
+
+    def __init__(self):
+        self._k = self._v = None
+        self._n = 0
+
+    def __len__(self):
+        return self._n
+
+    def append(self, k, v):
+        k, v = key_value_rows(k, v)
+        if self._k is None:
+            self._k = np.empty((max(4, len(k)), k.shape[1]), dtype=k.dtype)
+            self._v = np.empty((max(4, len(v)), v.shape[1]), dtype=v.dtype)
+        if k.shape[1] != self._k.shape[1] or v.shape[1] != self._v.shape[1]:
+            raise ValueError(f"this cache holds keys of width {self._k.shape[1]} and values of "
+                             f"width {self._v.shape[1]}, got {k.shape} and {v.shape}")
+        if self._n + len(k) > len(self._k):
+            grow = max(2 * len(self._k), self._n + len(k))
+            self._k = np.concatenate([self._k[:self._n], np.empty((grow - self._n, k.shape[1]))])
+            self._v = np.concatenate([self._v[:self._n], np.empty((grow - self._n, v.shape[1]))])
+        self._k[self._n:self._n + len(k)] = k
+        self._v[self._n:self._n + len(v)] = v
+        self._n += len(k)
+
+    @property
+    def keys(self):
+        if not self._n:
+            raise ValueError("the cache is empty")
+        return self._k[:self._n]
+
+    @property
+    def values(self):
+        if not self._n:
+            raise ValueError("the cache is empty")
+        return self._v[:self._n]
+
+
+def decode_through_lesson_04(x_t, cache, W_q, W_k, W_v):
+    """Lesson 04's masked attention with the last rows of its causal mask."""
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    cache.append(X @ W_k, X @ W_v)
+    rows = ref.causal_mask(len(cache))[t:]
+    out, _ = ref.masked_attention(X @ W_q, cache.keys, cache.values, rows)
+    return out if x.ndim == 2 else out[0]
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("online_softmax_stats", stats_in_log_space),
+    ("attention_one_pass", one_pass_with_a_column_of_ones),
+    ("tiled_attention", tiled_with_key_tiles_outside),
+    ("KVCache", KVCache),
+    ("decode_step", decode_through_lesson_04),
+])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_correct_alternatives_pass(name, fn, hidden, capsys):
+    check(name, fn, hidden=hidden)
+    assert f"✓ {name}" in capsys.readouterr().out
+
+
+def test_the_reference_passes_with_the_reference_cache(capsys):
+    for name in EXERCISES:
+        check(name, getattr(ref, name))
+    assert capsys.readouterr().out.count("✓") == len(EXERCISES)
+
+
+def test_a_stub_is_not_implemented_for_every_exercise():
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+
+    class StubCache:
+        def __init__(self):
+            raise NotImplementedError()
+
+    for name in ["online_softmax_stats", "attention_one_pass", "tiled_attention", "decode_step"]:
+        assert "not implemented yet" in failure(name, stub)
+    assert "not implemented yet" in failure("KVCache", StubCache)
+
+
+# ================================================================= shortcuts and the memory budget
+
+def stats_by_joining(scores_blocks):
+    row = np.concatenate(list(score_blocks(scores_blocks)))
+    return float(row.max()), float(np.exp(row - row.max()).sum())
+
+
+def one_pass_from_torch(q, K, V, block):
+    q, K, V = one_query(q, K, V)
+    t = [torch.from_numpy(np.ascontiguousarray(a)) for a in (q[None], K, V)]
+    return F.scaled_dot_product_attention(*t)[0].numpy()
+
+
+def tiled_with_torch_softmax(Q, K, V, block_q, block_k, causal=False):
+    Q, K, V, _ = tile_inputs(Q, K, V, causal)
+    S = torch.from_numpy(np.ascontiguousarray(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])))
+    return torch.softmax(S, dim=-1).numpy() @ V, 0
+
+
+@pytest.mark.parametrize("name, fn, named", [
+    ("online_softmax_stats", stats_by_joining, "np.concatenate"),
+    ("attention_one_pass", one_pass_from_torch, "scaled_dot_product_attention"),
+    ("tiled_attention", tiled_with_torch_softmax, "a library softmax"),
+])
+def test_shortcuts_are_found_and_named(name, fn, named):
+    message = failure(name, fn)
+    assert "asks you to do by hand" in message and named in message
+
+
+def one_pass_with_a_copy_of_K(q, K, V, block):
+    """Streams correctly, but first copies K: O(T_k) extra memory after all."""
+    q, K, V = one_query(q, K, V)
+    return one_pass_with_a_column_of_ones(q, np.array(K) * 1.0, V, block)
+
+
+def one_pass_in_two_passes(q, K, V, block):
+    """Every score first (to find the maximum), then a second pass: right, but O(T_k)."""
+    q, K, V = one_query(q, K, V)
+    scores = K @ q / np.sqrt(len(q))
+    m = scores.max()
+    o, s = np.zeros(V.shape[1]), 0.0
+    for j in range(0, len(K), block):
+        p = np.exp(scores[j:j + block] - m)
+        s, o = s + p.sum(), o + p @ V[j:j + block]
+    return o / s
+
+
+def tiled_all_at_once(Q, K, V, block_q, block_k, causal=False):
+    """Right output and count, but the whole score matrix at once."""
+    Q, K, V, _ = tile_inputs(Q, K, V, causal)
+    positive_int(block_q, "block_q"), positive_int(block_k, "block_k")
+    mask = np.tri(Q.shape[-2], K.shape[-2], dtype=bool) if causal else True
+    out, _ = ref.masked_attention(Q, K, V, mask if causal else None)
+    skipped = (la.tile_kinds(Q.shape[-2], block_q, block_k) == "skip").sum() if causal else 0
+    return out, int(skipped)
+
+
+@pytest.mark.parametrize("name, fn", [
+    ("attention_one_pass", one_pass_with_a_copy_of_K),
+    ("attention_one_pass", one_pass_in_two_passes),
+    ("tiled_attention", tiled_all_at_once),
+])
+def test_the_memory_budget_catches_what_holds_every_score_or_a_copy(name, fn):
+    message = failure(name, fn)
+    assert "with a memory budget" in message, message
+    assert re.search(r"got 'more than \d+ KiB', expected 'at most \d+ KiB'", message), message
+    assert "Diagnosis:" in message and "extra memory" in message
+    # Nothing else was wrong: the values on every other case were right.
+    assert message.count("is not right yet") == 1
+
+
+def test_the_memory_case_is_the_largest_and_sorted_last():
+    from grader.lessons import expectations
+
+    for name in ("attention_one_pass", "tiled_attention"):
+        for hidden in (False, True):
+            cases = expectations(name, hidden).cases
+            assert "memory_budget" in cases[-1].build, name
+            assert all(not (c.build or {}).get("memory_budget") for c in cases[:-1])
+
+
+def test_peak_bytes_counts_what_a_call_makes_and_not_what_existed():
+    big = np.ones(10**6)
+
+    def makes_a_copy(a):
+        return float((a * 2).sum())
+
+    def reads_only(a):
+        return float(a[:10].sum())
+
+    assert peak_bytes(makes_a_copy, big)[1] >= big.nbytes
+    assert peak_bytes(reads_only, big)[1] < 10_000
+    assert peak_bytes(lambda: np.zeros(10**5))[1] >= 8 * 10**5  # what the result keeps counts
+
+
+# ================================================================= a learner's wrong answers
+
+def stats_sum_not_rescaled(scores_blocks):
+    m, s = -np.inf, 0.0
+    for block in score_blocks(scores_blocks):
+        m = max(m, block.max())
+        s += np.exp(block - m).sum()
+    return m, s
+
+
+def stats_max_from_zero(scores_blocks):
+    m, s = 0.0, 0.0
+    for block in score_blocks(scores_blocks):
+        new = max(m, block.max())
+        s = s * np.exp(m - new) + np.exp(block - new).sum()
+        m = new
+    return m, s
+
+
+def _one_pass_learner(q, K, V, block, *, rescale_output=True, divide_each_time=False,
+                      start=-np.inf):
+    q, K, V = one_query(q, K, V)
+    m, s, o = start, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), block):
+        x = K[j:j + block] @ q / np.sqrt(len(q))
+        new = max(m, x.max())
+        e = np.exp(x - new)
+        s = s * np.exp(m - new) + e.sum()
+        o = (o * np.exp(m - new) if rescale_output else o) + e @ V[j:j + block]
+        if divide_each_time:
+            o = o / s
+        m = new
+    with np.errstate(invalid="ignore"):
+        return o if divide_each_time else o / s
+
+
+def one_pass_output_not_rescaled(q, K, V, block):
+    return _one_pass_learner(q, K, V, block, rescale_output=False)
+
+
+def one_pass_divided_inside(q, K, V, block):
+    return _one_pass_learner(q, K, V, block, divide_each_time=True)
+
+
+def one_pass_max_from_zero(q, K, V, block):
+    return _one_pass_learner(q, K, V, block, start=0.0)
+
+
+def _tiled_learner(Q, K, V, block_q, block_k, causal, skip):
+    Q, K, V, batch = tile_inputs(Q, K, V, causal)
+    T = Q.shape[-2]
+    out, skipped = np.zeros(batch + (T, V.shape[-1])), 0
+    for i in range(0, T, block_q):
+        rows = np.arange(i, min(i + block_q, T))
+        m = np.full(batch + (len(rows), 1), -np.inf)
+        s, o = np.zeros(batch + (len(rows), 1)), np.zeros(batch + (len(rows), V.shape[-1]))
+        for j in range(0, K.shape[-2], block_k):
+            cols = np.arange(j, min(j + block_k, K.shape[-2]))
+            if causal and skip(rows, cols):
+                skipped += 1
+                continue
+            S = Q[..., rows, :] @ np.swapaxes(K[..., cols, :], -1, -2) / np.sqrt(Q.shape[-1])
+            if causal:
+                S = np.where(cols[None, :] <= rows[:, None], S, -np.inf)
+            new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            with np.errstate(invalid="ignore"):
+                p = np.exp(S - new)
+                s = s * np.exp(m - new) + p.sum(axis=-1, keepdims=True)
+                o = o * np.exp(m - new) + p @ V[..., cols, :]
+            m = new
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[..., rows, :] = o / s
+    return out, skipped
+
+
+def tiled_skipping_from_the_diagonal(Q, K, V, block_q, block_k, causal=False):
+    return _tiled_learner(Q, K, V, block_q, block_k, causal, lambda rows, cols: cols[0] >= rows[0])
+
+
+def tiled_masking_only(Q, K, V, block_q, block_k, causal=False):
+    return _tiled_learner(Q, K, V, block_q, block_k, causal, lambda rows, cols: False)
+
+
+def _decode_learner(x_t, cache, W_q, W_k, W_v, *, append_first=True, strict=False):
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    if append_first:
+        cache.append(X @ W_k, X @ W_v)
+    K, V = cache.keys, cache.values
+    S = X @ W_q @ K.T / np.sqrt(W_q.shape[1])
+    pos = t + np.arange(len(X))[:, None]
+    keys = np.arange(len(K))[None, :]
+    S = np.where(keys < pos if strict else keys <= pos, S, -np.inf)
+    with np.errstate(invalid="ignore"):
+        w = np.exp(S - S.max(axis=-1, keepdims=True))
+        out = w / w.sum(axis=-1, keepdims=True) @ V
+    if not append_first:
+        cache.append(X @ W_k, X @ W_v)
+    return out if x.ndim == 2 else out[0]
+
+
+def decode_append_after(x_t, cache, W_q, W_k, W_v):
+    return _decode_learner(x_t, cache, W_q, W_k, W_v, append_first=False)
+
+
+def decode_strictly_before(x_t, cache, W_q, W_k, W_v):
+    return _decode_learner(x_t, cache, W_q, W_k, W_v, strict=True)
+
+
+@pytest.mark.parametrize("name, fn, mistake", [
+    ("online_softmax_stats", stats_sum_not_rescaled, "sum not rescaled"),
+    ("online_softmax_stats", stats_max_from_zero, "maximum starts at 0"),
+    ("attention_one_pass", one_pass_output_not_rescaled, "output not rescaled"),
+    ("attention_one_pass", one_pass_divided_inside, "divided inside the loop"),
+    ("attention_one_pass", one_pass_max_from_zero, "maximum starts at 0"),
+    ("tiled_attention", tiled_skipping_from_the_diagonal, "diagonal tile dropped"),
+    ("tiled_attention", tiled_masking_only, "masked, not skipped"),
+    ("decode_step", decode_append_after, "appended after attending"),
+    ("decode_step", decode_strictly_before, "a token does not see itself"),
+])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_learners_wrong_answer_gets_its_named_diagnosis(name, fn, mistake, hidden):
+    message = failure(name, fn, hidden)
+    assert f"Diagnosis: {diagnosis(name, mistake)}" in message, message
+
+
+def test_the_issues_catalogue_is_all_there():
+    """Each catalogued mistake of the lesson's issue has its exercise's diagnosis."""
+    from grader.lessons import get
+
+    wanted = {
+        "online_softmax_stats": {"sum not rescaled", "maximum starts at 0"},
+        "attention_one_pass": {"sum not rescaled", "output not rescaled", "maximum starts at 0",
+                               "divided inside the loop"},
+        "tiled_attention": {"diagonal tile dropped", "output not rescaled",
+                            "divided inside the loop"},
+        "decode_step": {"appended after attending", "a token does not see itself"},
+    }
+    for name, mistakes in wanted.items():
+        assert mistakes <= {m.name for m in get(name).misconceptions}, name
+
+
+def test_no_message_or_hint_holds_a_line_of_the_lessons_solutions():
+    """Diagnoses and hints point at the idea and the failing input, never at code from the
+    solution (lines of 20 characters or more, whitespace ignored, as the kit test counts)."""
+    from grader.lessons import get
+
+    source = json.loads((ROOT / "solutions" / LESSON / f"{LESSON}.ipynb").read_text())
+    secret, inside = set(), False
+    for cell in source["cells"]:
+        for line in "".join(cell["source"]).splitlines():
+            if "### BEGIN SOLUTION" in line or "### END SOLUTION" in line:
+                inside = "BEGIN" in line
+            elif inside and len(re.sub(r"\s+", "", line)) >= 20:
+                secret.add(re.sub(r"\s+", "", line))
+    assert len(secret) > 30
+    for name in EXERCISES:
+        ex = get(name)
+        for text in [ex.hint, *(m.message for m in ex.misconceptions)]:
+            squeezed = re.sub(r"\s+", "", text)
+            assert not [line for line in secret if line in squeezed], (name, text)
+
+
+# ================================================================= the learner's own cache
+
+def test_decode_step_is_checked_with_the_cache_where_the_answer_lives(capsys):
+    """The same decode_step passes with a right KVCache beside it and fails with a cache
+    that forgets its first position: the check ran the cache of the answer's namespace."""
+    body = ("def decode_step(x_t, cache, W_q, W_k, W_v):\n"
+            "    return decode_through_lesson_04(x_t, cache, W_q, W_k, W_v)\n")
+    good = {"decode_through_lesson_04": decode_through_lesson_04, "KVCache": KVCache}
+    exec(body, good)
+    check("decode_step", good["decode_step"])
+    assert "✓ decode_step" in capsys.readouterr().out
+
+    class Forgetful(KVCache):
+        @property
+        def keys(self):
+            return super().keys[1:] if len(self) > 1 else super().keys
+
+        @property
+        def values(self):
+            return super().values[1:] if len(self) > 1 else super().values
+
+    bad = {"decode_through_lesson_04": decode_through_lesson_04, "KVCache": Forgetful}
+    exec(body, bad)
+    message = failure("decode_step", bad["decode_step"])
+    assert "cache =\n    <a KVCache of yours, after one append of 1 position" in message, message
+
+
+def test_decode_step_says_when_the_cache_is_missing_or_unfinished():
+    body = ("def decode_step(x_t, cache, W_q, W_k, W_v):\n"
+            "    return decode_through_lesson_04(x_t, cache, W_q, W_k, W_v)\n")
+    missing = {"decode_through_lesson_04": decode_through_lesson_04}
+    exec(compile(body, "<notebook cell>", "exec"), missing)
+    assert "there is no KVCache in your notebook" in failure("decode_step", missing["decode_step"])
+
+    unfinished = {"decode_through_lesson_04": decode_through_lesson_04, "np": np}
+    stub = "class KVCache:\n    def __init__(self):\n        raise NotImplementedError()\n"
+    exec(compile(body + stub, "<notebook cell>", "exec"), unfinished)
+    message = failure("decode_step", unfinished["decode_step"])
+    assert message.startswith("decode_step calls your KVCache, which is not implemented yet")
+
+
+def test_a_decode_step_that_never_fills_the_cache_is_told_so():
+    def never_appends(x_t, cache, W_q, W_k, W_v):
+        x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+        X = np.atleast_2d(x)
+        t = len(cache)
+        K = np.concatenate([cache.keys, X @ W_k]) if t else X @ W_k
+        V = np.concatenate([cache.values, X @ W_v]) if t else X @ W_v
+        out, _ = ref.masked_attention(X @ W_q, K, V, ref.causal_mask(len(K))[t:])
+        return out if x.ndim == 2 else out[0]
+
+    message = failure("decode_step", never_appends)
+    assert "['cache.keys']: shape is" in message
+    assert f"Diagnosis: {diagnosis('decode_step', 'cache not updated')}" in message
+
+
+def test_a_cache_with_keys_as_a_method_is_told_what_it_returned():
+    class MethodKeys(KVCache):
+        def keys(self):  # noqa: D102 (a method where an attribute is read)
+            return KVCache.keys.fget(self)
+
+    message = failure("KVCache", MethodKeys)
+    assert "['keys']: returned a method, expected numbers" in message, message
+    assert "Your KVCache gave:" in message and "Your function returned" not in message
+    assert "read as attributes" in message
+
+
+def test_a_cache_that_accepts_a_value_per_key_mismatch_is_told_to_reject_it():
+    class Trusting(KVCache):
+        def append(self, k, v):  # no given line: k and v are never compared
+            k, v = np.atleast_2d(k), np.atleast_2d(v)
+            self._k = k if self._k is None else np.concatenate([self._k[:self._n], k])
+            self._v = v if self._v is None else np.concatenate([self._v[:self._n], v])
+            self._n = len(self._k)
+
+    message = failure("KVCache", Trusting)
+    assert ("should reject this input with a ValueError, because k holds 2 keys but v holds 3 "
+            "values") in message, message
+
+
+def test_a_cache_whose_len_is_wrong_fails():
+    class CountsAppends(KVCache):
+        calls = 0
+
+        def append(self, k, v):
+            super().append(k, v)
+            self.calls += 1
+
+        def __len__(self):
+            return self.calls
+
+    message = failure("KVCache", CountsAppends)
+    assert "['len']: got" in message, message
+
+
+class _Kernel:
+    """The kernel side of grading, in this process: every request goes through the real
+    agent (``grader.learner.agent.handle``) over a namespace, as in a learner's kernel."""
+
+    def __init__(self, namespace: dict):
+        self.ns, self.requests = namespace, 0
+
+    def request(self, code: str, index: int, deadline: float, mime: str):
+        from grader.grading.kernel import CellRun
+
+        self.requests += 1
+        payload = code[code.index("globals(), ") + len("globals(), "):-1]
+        return CellRun(index, "ok"), agent.handle(self.ns, eval(payload))
+
+
+def _graded(namespace: dict, source: str, exercise: str, target: str, hidden: bool = False):
+    from grader.course import CheckCall
+    from grader.grading.bridge import Session
+    from grader.grading.checker import Checker
+    from grader.learner.shortcuts import SourceReader
+
+    reader = SourceReader()
+    reader.read(source, "<cell answer>")
+    return Checker._check(CheckCall(exercise, target, hidden), Session(_Kernel(namespace), 0, 1e18),
+                          reader.scope())
+
+
+GRADED_SOURCE = '''
+import numpy as np
+from courseware.long_attention import decode_inputs, key_value_rows
+
+
+class KVCache:
+    def __init__(self):
+        self.k, self.v = [], []
+
+    def __len__(self):
+        return sum(len(b) for b in self.k)
+
+    def append(self, k, v):
+        k, v = key_value_rows(k, v)
+        self.k.append(k)
+        self.v.append(v)
+
+    @property
+    def keys(self):
+        return np.concatenate(self.k)
+
+    @property
+    def values(self):
+        return np.concatenate(self.v)
+
+
+def decode_step(x_t, cache, W_q, W_k, W_v):
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    cache.append(X @ W_k, X @ W_v)
+    S = X @ W_q @ cache.keys.T / np.sqrt(W_q.shape[1])
+    S = np.where(np.arange(len(cache))[None, :] <= t + np.arange(len(X))[:, None], S, -np.inf)
+    W = np.exp(S - S.max(axis=-1, keepdims=True))
+    out = W / W.sum(axis=-1, keepdims=True) @ cache.values
+    return out if x.ndim == 2 else out[0]
+'''
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_at_grading_the_cache_comes_from_the_kernels_namespace(hidden):
+    """Through the trusted checker and the bridge (twins included), decode_step runs with
+    the KVCache of the namespace the kernel holds; with a broken one there, it fails."""
+    namespace: dict = {}
+    exec(compile(GRADED_SOURCE, "<answer>", "exec"), namespace)
+    for exercise in ("KVCache", "decode_step"):
+        verdict = _graded(namespace, GRADED_SOURCE, exercise, exercise, hidden)
+        assert verdict.passed, verdict.message
+
+    broken = GRADED_SOURCE.replace("self.k.append(k)", "self.k.append(k[::-1])")
+    namespace = {}
+    exec(compile(broken, "<answer>", "exec"), namespace)
+    verdict = _graded(namespace, broken, "decode_step", "decode_step", hidden)
+    assert not verdict.passed and "a KVCache of yours" in verdict.message
+
+
+# ================================================================= the recording alone
+
+RECORDED_ONLY = GRADED_SOURCE + '''
+import sys
+from grader import check
+from courseware.long_attention import one_query
+from grader.learner.validation import positive_int
+
+
+def attention_one_pass(q, K, V, block):
+    q, K, V = one_query(q, K, V)
+    block = positive_int(block, "block")
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), block):
+        x = K[j:j + block] @ q / np.sqrt(len(q))
+        new = max(m, x.max())
+        e = np.exp(x - new)
+        s, o, m = s * np.exp(m - new) + e.sum(), o * np.exp(m - new) + e @ V[j:j + block], new
+    return o / s
+
+
+check("KVCache", KVCache)
+check("decode_step", decode_step)
+check("attention_one_pass", attention_one_pass)
+print(sorted(m for m in sys.modules if m.startswith("grader.lessons") or m == "grader.reference"))
+'''
+
+
+def test_lesson_07_checks_run_from_the_recording_alone():
+    """A released lesson-07 notebook checks the cache (object driver), decode_step (the
+    learner's own cache) and one-pass attention (generated arrays, the memory budget)
+    with its recording and the learner's side only."""
+    out = subprocess.run([sys.executable, "-c", RECORDED_ONLY], capture_output=True, text=True,
+                         cwd="/")
+    assert out.returncode == 0, out.stderr
+    for name in ("KVCache", "decode_step", "attention_one_pass"):
+        assert f"✓ {name}" in out.stdout, out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+# ================================================================= the references against oracles
+
+finite = st.floats(-30, 30, allow_nan=False, width=64)
+
+
+@st.composite
+def score_rows(draw):
+    sizes = draw(st.lists(st.integers(1, 6), min_size=1, max_size=6))
+    shift = draw(st.sampled_from([0.0, 1000.0, -1000.0]))
+    blocks = [draw(arrays(np.float64, (n,), elements=finite)) + shift for n in sizes]
+    masked = draw(st.lists(st.booleans(), min_size=sum(sizes), max_size=sum(sizes)))
+    flat = np.concatenate(blocks)
+    if not all(masked):   # some scores masked to -inf, at least one left
+        flat = np.where(masked, -np.inf, flat)
+    return np.split(flat, np.cumsum(sizes)[:-1])
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks=score_rows())
+def test_online_stats_equal_the_two_pass_values_and_torch_logsumexp(blocks):
+    m, s = ref.online_softmax_stats(blocks)
+    row = np.concatenate(blocks)
+    assert m == row.max()
+    np.testing.assert_allclose(s, np.exp(row - row.max()).sum(), rtol=1e-12)
+    np.testing.assert_allclose(m + np.log(s), torch.logsumexp(torch.from_numpy(row), 0).item(),
+                               rtol=1e-12, atol=1e-12)
+    # ...and lesson 02's softmax: exp(x - m) / s is it.
+    np.testing.assert_allclose(np.exp(row - m) / s, ref.softmax(row), rtol=1e-12, atol=1e-300)
+
+
+@st.composite
+def one_query_inputs(draw):
+    t_k, d_k, d_v = draw(st.integers(1, 12)), draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    q = draw(arrays(np.float64, (d_k,), elements=finite))
+    K = draw(arrays(np.float64, (t_k, d_k), elements=finite))
+    V = draw(arrays(np.float64, (t_k, d_v), elements=finite))
+    return q, K, V, draw(st.integers(1, t_k + 2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=one_query_inputs())
+def test_attention_one_pass_equals_torch_and_lesson_02_for_every_block(data):
+    q, K, V, block = data
+    mine = ref.attention_one_pass(q, K, V, block)
+    np.testing.assert_allclose(mine, sdpa(q[None], K, V)[0], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(mine, ref.attend_one_query(q, K, V), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("centre", [1000.0, -1000.0])
+def test_attention_one_pass_is_stable_near_plus_and_minus_1000(centre):
+    rng = np.random.default_rng(7)
+    K, V = centre + rng.normal(size=(9, 1)), rng.normal(size=(9, 2))
+    for block in (1, 2, 9):
+        out = ref.attention_one_pass(np.ones(1), K, V, block)
+        np.testing.assert_allclose(out, sdpa(np.ones((1, 1)), K, V)[0], rtol=1e-9)
+        assert np.isfinite(out).all()
+
+
+@st.composite
+def tiled_inputs(draw):
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
+    T, d_k, d_v = draw(st.integers(1, 10)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    Q, K = (draw(arrays(np.float64, batch + (T, d_k), elements=finite)) for _ in range(2))
+    V = draw(arrays(np.float64, batch + (T, d_v), elements=finite))
+    return Q, K, V, draw(st.integers(1, T + 1)), draw(st.integers(1, T + 1)), draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=tiled_inputs())
+def test_tiled_attention_equals_torch_and_lessons_02_and_04(data):
+    Q, K, V, bq, bk, causal = data
+    out, skipped = ref.tiled_attention(Q, K, V, bq, bk, causal)
+    np.testing.assert_allclose(out, sdpa(Q, K, V, causal), rtol=1e-9, atol=1e-9)
+    T = Q.shape[-2]
+    if causal:
+        earlier, _ = ref.masked_attention(Q, K, V, ref.causal_mask(T))
+        assert skipped == lesson_ref().causal_tiles_skipped(T, bq, bk)
+        assert skipped == int((la.tile_kinds(T, bq, bk) == "skip").sum())
+    else:
+        earlier, _ = ref.scaled_dot_product_attention(Q, K, V)
+        assert skipped == 0
+    np.testing.assert_allclose(out, earlier, rtol=1e-9, atol=1e-9)
+
+
+def test_tiled_attention_takes_queries_and_keys_of_different_lengths():
+    rng = np.random.default_rng(3)
+    Q, K, V = rng.normal(size=(5, 2)), rng.normal(size=(8, 2)), rng.normal(size=(8, 3))
+    for bq, bk in [(1, 1), (2, 3), (5, 8), (4, 9)]:
+        out, skipped = ref.tiled_attention(Q, K, V, bq, bk)
+        np.testing.assert_allclose(out, sdpa(Q, K, V), rtol=1e-9)
+        assert skipped == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(T=st.integers(1, 40), bq=st.integers(1, 12), bk=st.integers(1, 12))
+def test_skipped_tiles_are_exactly_those_wholly_above_the_diagonal(T, bq, bk):
+    mask = ref.causal_mask(T)
+    wholly_future = sum(not mask[i:i + bq, j:j + bk].any()
+                        for i in range(0, T, bq) for j in range(0, T, bk))
+    assert lesson_ref().causal_tiles_skipped(T, bq, bk) == wholly_future
+    zeros = np.zeros((T, 1))
+    assert ref.tiled_attention(zeros, zeros, zeros, bq, bk, True)[1] == wholly_future
+
+
+@st.composite
+def decoding(draw):
+    T = draw(st.integers(1, 9))
+    d_model, d_k, d_v = draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    X = draw(arrays(np.float64, (T, d_model), elements=st.floats(-3, 3)))
+    W = [draw(arrays(np.float64, (d_model, d), elements=st.floats(-3, 3))) for d in (d_k, d_k, d_v)]
+    cuts = sorted(set(draw(st.lists(st.integers(1, T - 1), max_size=4)))) if T > 1 else []
+    singles = draw(st.lists(st.booleans(), min_size=len(cuts) + 1, max_size=len(cuts) + 1))
+    return X, W, cuts, singles
+
+
+@settings(max_examples=120, deadline=None)
+@given(data=decoding())
+def test_decoding_token_by_token_equals_causal_self_attention(data):
+    """Cut the sequence into pieces anywhere (a prompt, then blocks or single tokens): the
+    outputs, stacked, equal lesson 04's causal self-attention and torch's."""
+    X, (W_q, W_k, W_v), cuts, singles = data
+    cache = ref.KVCache()
+    outs = []
+    for piece, single in zip(np.split(X, cuts), singles):
+        if single and len(piece) == 1:
+            outs.append(ref.decode_step(piece[0], cache, W_q, W_k, W_v)[None])
+        else:
+            outs.append(ref.decode_step(piece, cache, W_q, W_k, W_v))
+    stepwise = np.concatenate(outs)
+    Q, K, V = X @ W_q, X @ W_k, X @ W_v
+    np.testing.assert_allclose(stepwise, sdpa(Q, K, V, causal=True), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(stepwise, ref.masked_attention(Q, K, V, ref.causal_mask(len(X)))[0],
+                               rtol=1e-9, atol=1e-9)
+    assert len(cache) == len(X)
+    np.testing.assert_allclose(cache.keys, K, rtol=1e-12)
+    np.testing.assert_allclose(cache.values, V, rtol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.one_of(st.none(), st.integers(1, 4)), min_size=1, max_size=6),
+       d_k=st.integers(1, 3), d_v=st.integers(1, 3))
+def test_the_cache_holds_the_appended_rows_in_order(sizes, d_k, d_v):
+    rng = np.random.default_rng(len(sizes))
+    cache, ks, vs = ref.KVCache(), [], []
+    for n in sizes:
+        k = rng.normal(size=(d_k,) if n is None else (n, d_k))
+        v = rng.normal(size=(d_v,) if n is None else (n, d_v))
+        cache.append(k, v)
+        ks.append(np.atleast_2d(k))
+        vs.append(np.atleast_2d(v))
+        assert len(cache) == sum(len(b) for b in ks)
+    assert np.array_equal(cache.keys, np.concatenate(ks))
+    assert np.array_equal(cache.values, np.concatenate(vs))
+
+
+def test_float32_stays_float32():
+    rng = np.random.default_rng(0)
+    Q, K, V = (rng.normal(size=(4, 2)).astype(np.float32) for _ in range(3))
+    assert ref.attention_one_pass(Q[0], K, V, 2).dtype == np.float32
+    assert ref.tiled_attention(Q, K, V, 2, 3, True)[0].dtype == np.float32
+    W = np.eye(2, dtype=np.float32)
+    assert ref.decode_step(Q[0], ref.KVCache(), W, W, W).dtype == np.float32
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ref.online_softmax_stats([]), "holds no block"),
+    (lambda: ref.online_softmax_stats(np.ones(3)), "got one array of shape 3: put it in a list"),
+    (lambda: ref.online_softmax_stats([np.ones((2, 2))]),
+     "block 0 of scores_blocks must have 1 axes"),
+    (lambda: ref.online_softmax_stats([[1.0], []]), "block 1 of scores_blocks is empty"),
+    (lambda: ref.online_softmax_stats([[1.0, np.inf]]), r"holds \+inf"),
+    (lambda: ref.online_softmax_stats(3.0), "must be a list of 1-D blocks"),
+    (lambda: ref.attention_one_pass(np.ones(3), np.ones((4, 2)), np.ones((4, 1)), 2),
+     "q has d_k = 3"),
+    (lambda: ref.attention_one_pass(np.ones(2), np.ones((4, 2)), np.ones((3, 1)), 2),
+     "K of shape 4×2 and V of shape 3×1"),
+    (lambda: ref.attention_one_pass(np.ones(2), np.ones((4, 2)), np.ones((4, 1)), 0),
+     "block must be a positive integer"),
+    (lambda: ref.attention_one_pass(np.ones(2), np.ones((0, 2)), np.ones((0, 1)), 1),
+     "K has no keys"),
+    (lambda: ref.tiled_attention(np.ones((3, 2)), np.ones((4, 2)), np.ones((4, 1)), 2, 2, True),
+     "T_q = 3 and T_k = 4"),
+    (lambda: ref.tiled_attention(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 1)), 2, 2, "yes"),
+     "causal must be True or False"),
+    (lambda: ref.tiled_attention(np.ones((2, 3, 2)), np.ones((3, 3, 2)), np.ones((3, 3, 1)), 2, 2),
+     "do not broadcast"),
+    (lambda: ref.KVCache().append(np.ones((2, 2)), np.ones((3, 1))), "k holds 2 key"),
+    (lambda: ref.KVCache().keys, "the cache is empty"),
+    (lambda: ref.decode_step(np.ones(3), ref.KVCache(), np.ones((2, 2)), np.ones((2, 2)),
+                             np.ones((2, 1))),
+     "x_t has d_model = 3 features but W_q"),
+    (lambda: ref.decode_step(np.ones(2), None, np.ones((2, 2)), np.ones((2, 2)), np.ones((2, 1))),
+     "cache must be a KVCache"),
+    (lambda: ref.decode_step(np.ones(2), ref.KVCache(), np.ones((2, 3)), np.ones((2, 2)),
+                             np.ones((2, 1))),
+     "the same width d_k"),
+])
+def test_bad_input_names_the_argument_and_what_it_got(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_a_cache_refuses_a_key_of_another_width():
+    cache = ref.KVCache()
+    cache.append(np.ones(2), np.ones(1))
+    with pytest.raises(ValueError, match="d_k = 2 and values of d_v = 1"):
+        cache.append(np.ones(3), np.ones(1))
+
+
+# ================================================================= the notebook's helpers
+
+def test_score_blocks_reads_each_block_once_from_any_iterable():
+    seen = []
+
+    def stream():
+        for block in ([1.0, 5.0], [2.0]):
+            seen.append(block)
+            yield block
+
+    assert ref.online_softmax_stats(stream()) == ref.online_softmax_stats([[1.0, 5.0], [2.0]])
+    assert len(seen) == 2
+
+
+def test_the_budget_is_smaller_when_nbgrader_runs_the_notebook(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    full = la.budget()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    reduced = la.budget()
+    assert reduced is la.REDUCED and full is la.FULL
+    assert max(reduced.memory_sizes) < max(full.memory_sizes)
+    assert max(reduced.positions) < max(full.positions)
+
+
+def test_the_memory_sweep_shows_the_wall_and_the_flat_line():
+    def all_at_once(Q, K, V, out):
+        out[:] = ref.scaled_dot_product_attention(Q, K, V)[0]   # lesson 02: T × T weights
+
+    def streamed(Q, K, V, out):
+        for i in range(len(Q)):
+            out[i] = ref.attention_one_pass(Q[i], K, V, 16)
+
+    sweep = la.memory_sweep({"all": all_at_once, "streamed": streamed}, (32, 64, 128))
+    assert sweep["largest difference"] < 1e-12
+    full, flat = sweep["all"], sweep["streamed"]
+    assert full[2] > 10 * full[0]            # four times the entries each doubling
+    assert max(flat) < 2 * min(flat) + 4096 and max(flat) < full[0]
+
+
+def test_time_per_token_times_both_ways_and_they_agree():
+    def cache_of(X_past, W_q, W_k, W_v):
+        cache = ref.KVCache()
+        if len(X_past):
+            cache.append(X_past @ W_k, X_past @ W_v)
+        return cache
+
+    def without_cache(X, W_q, W_k, W_v):
+        Q, K, V = X @ W_q, X @ W_k, X @ W_v
+        return ref.masked_attention(Q, K, V, ref.causal_mask(len(X)))[0][-1]
+
+    timing = la.time_per_token(ref.decode_step, cache_of, without_cache, (1, 8, 32), 8, repeat=2)
+    assert timing["largest difference"] < 1e-12
+    assert len(timing["with the cache"]) == len(timing["without a cache"]) == 3
+    assert all(t > 0 for t in timing["with the cache"] + timing["without a cache"])
+
+
+def test_one_blas_thread_sets_and_restores_the_thread_count():
+    setters = la._openblas_thread_setters()
+    if setters is None:
+        pytest.skip("this NumPy's BLAS cannot be reached")
+    get, _ = setters
+    before = get()
+    with la.one_blas_thread():
+        assert get() == 1
+    assert get() == before
+
+
+def test_the_figures_draw(tmp_path):
+    import matplotlib.pyplot as plt
+
+    blocks = [np.array([0.0, 1.0]), np.array([3.0]), np.array([-1.0, 2.0])]
+    trace = la.stats_after_each_block(ref.online_softmax_stats, blocks)
+    assert trace[-1] == ref.online_softmax_stats(blocks)
+    figures = {
+        "stats": la.running_stats_figure(blocks, trace, "blocks"),
+        "memory": la.memory_figure({"T": [8, 16], "a": [100, 400], "b": [10, 10],
+                                    "largest difference": 0.0}),
+        "tiles": la.tiles_figure(12, [(4, 4), (3, 5)]),
+        "timing": la.timing_figure({"t": [1, 2], "with the cache": [1e-4, 1e-4],
+                                    "without a cache": [1e-4, 3e-4], "largest difference": 0.0}),
+    }
+    for name, fig in figures.items():
+        path = tmp_path / f"{name}.png"
+        fig.savefig(path)
+        assert path.stat().st_size > 5000, name
+        plt.close(fig)
+    title = figures["tiles"].axes[0].get_title()
+    assert title == "4×4 tiles: 6 computed, 3 skipped"
