@@ -125,6 +125,9 @@ def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
     the results JSON that say why a person should look."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    from ..course import ensure_scripts_on_path
+
+    ensure_scripts_on_path()  # nbgrader runs `alembic` to open a gradebook
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     with warnings.catch_warnings():
@@ -167,6 +170,9 @@ def class_status(db_url: str, course_id: str, assignments: list[str]) -> dict[st
     with a written answer nobody has graded yet."""
     from nbgrader.api import Gradebook, MissingEntry
 
+    from ..course import ensure_scripts_on_path
+
+    ensure_scripts_on_path()
     out = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

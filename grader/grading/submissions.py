@@ -154,8 +154,8 @@ def _read_tree(top: Path, col: _Collector, only: str | None = None) -> None:
                 continue
             found = False
             for dirpath, dirnames, filenames in os.walk(adir, followlinks=False):
-                dirnames[:] = [d for d in dirnames if not _ignored([d], col.ignore)]
-                for fname in filenames:
+                dirnames[:] = sorted(d for d in dirnames if not _ignored([d], col.ignore))
+                for fname in sorted(filenames):
                     path = Path(dirpath) / fname
                     info = path.lstat()
                     if not stat.S_ISREG(info.st_mode):  # symbolic links, devices, fifos
@@ -212,11 +212,12 @@ def find_root(path: Path, assignments: list[str]) -> tuple[Path, str | None]:
     if (path / "submitted").is_dir():
         return path / "submitted", None
     names = set(assignments)
+    path = path.resolve()
+    if path.name in names:
+        raise SubmissionsError(f"{path} is one assignment's folder; give its student's folder "
+                               f"({path.parent}) and --assignment {path.name}, or the folder with a "
+                               "folder per student")
     if any(child.name in names for child in path.iterdir() if child.is_dir()):
-        path = path.resolve()
-        if path.parent.name in names:
-            raise SubmissionsError(f"{path} looks like an assignment folder inside an assignment "
-                                   "folder; give the folder with a folder per student")
         return path.parent, path.name
     return path, None
 
