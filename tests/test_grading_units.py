@@ -217,8 +217,9 @@ def test_secrets_that_nbgrader_could_not_use_or_that_two_students_share_are_repl
             Submission("erin", A, {})]
     kept = exchange_secrets(subs)
     assert kept[("alice", A)] == (good, "")
-    assert "the same as that of carol" in kept[("bob", A)][1] and kept[("bob", A)][0] != shared
-    assert "the same as that of bob" in kept[("carol", A)][1]
+    assert "the same as that of 1 other submission(s)" in kept[("bob", A)][1]
+    assert kept[("bob", A)][0] != shared and "carol" not in kept[("bob", A)][1]
+    assert "the same as that of 1 other submission(s)" in kept[("carol", A)][1]
     assert "not one nbgrader writes" in kept[("dave", A)][1]
     assert kept[("erin", A)][1] == "" and len(kept[("erin", A)][0]) == 128
     assert len({kept[k][0] for k in kept}) == 5

@@ -38,7 +38,7 @@ GOOD_SECRET = re.compile(rb"[\x21-\x7e]{1,1024}\n?")
 
 def exchange_secrets(subs) -> dict[tuple[str, str], tuple[bytes, str]]:
     """Per submission: the ``submission_secret.txt`` to keep and, when it is not the
-    student's own, why (for the instructor: it may name another student)."""
+    student's own, why (naming no other student: results may be shown to students)."""
     by_secret = defaultdict(list)
     for sub in subs:
         data = sub.files.get(SECRET)
@@ -53,10 +53,10 @@ def exchange_secrets(subs) -> dict[tuple[str, str], tuple[bytes, str]]:
             out[sub.key] = (_new_secret(), "its submission_secret.txt is not one nbgrader writes "
                             "(it was replaced: this student cannot fetch feedback from the exchange)")
         else:
-            twins = [s for s in by_secret[(sub.assignment, data.strip())] if s != sub.student]
+            twins = len(by_secret[(sub.assignment, data.strip())]) - 1
             out[sub.key] = (_new_secret(), f"its submission_secret.txt is the same as that of "
-                            f"{', '.join(twins)} (a copied submission folder?); it was replaced") \
-                if twins else (data, "")
+                            f"{twins} other submission(s) of {sub.assignment} (a copied submission "
+                            "folder?); it was replaced") if twins else (data, "")
     return out
 
 
