@@ -182,3 +182,18 @@ def test_the_course_config_makes_generate_feedback_use_the_course_page():
     assert GenerateFeedback(coursedir=CourseDirectory(config=config), config=config).exporter_class \
         is FeedbackExporter
     assert json.dumps(config.LateSubmissionPlugin.penalty_method) == '"none"'
+
+
+def test_a_source_notebook_saved_by_jupyterlab_enters_the_gradebook(tmp_path):
+    """JupyterLab saves sources as lists of lines (nbformat's layout on disk)."""
+    import nbformat
+
+    from grader.grading.batch import load_course
+    from grader.grading.gradebook import Recorder
+
+    course = _course(tmp_path)
+    path = course / "solutions" / A / f"{A}.ipynb"
+    nbformat.write(nbformat.read(path, as_version=4), path)
+    assert isinstance(json.loads(path.read_text())["cells"][0]["source"], list)
+    recorder = Recorder(course)
+    recorder.prepare(load_course(course, recorder.ignore))

@@ -43,7 +43,7 @@ class Recorder:
     def prepare(self, course: dict) -> None:
         """Enter (or update) each assignment's notebooks and cells in the gradebook, with
         the preprocessors ``nbgrader generate_assignment`` uses to do it."""
-        import copy
+        import json
 
         import nbformat
         from nbgrader.api import Gradebook
@@ -57,7 +57,9 @@ class Recorder:
                     with Gradebook(self.db_url, self.course_id) as gb:
                         gb.update_or_create_assignment(name)
                     for filename, (source, _) in assignment.notebooks.items():
-                        nb = nbformat.from_dict(copy.deepcopy(source))
+                        # reads, not from_dict: a notebook saved by JupyterLab has its
+                        # sources as lists of lines, which nbgrader's steps cannot take
+                        nb = nbformat.reads(json.dumps(source), as_version=4)
                         resources = {"nbgrader": {"db_url": self.db_url, "assignment": name,
                                                   "notebook": Path(filename).stem}}
                         for step in (LockCells, ClearSolutions, ClearOutput, ComputeChecksums, SaveCells):
