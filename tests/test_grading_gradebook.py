@@ -196,4 +196,7 @@ def test_a_source_notebook_saved_by_jupyterlab_enters_the_gradebook(tmp_path):
     nbformat.write(nbformat.read(path, as_version=4), path)
     assert isinstance(json.loads(path.read_text())["cells"][0]["source"], list)
     recorder = Recorder(course)
-    recorder.prepare(load_course(course, recorder.ignore))
+    loaded = load_course(course, recorder.ignore)
+    source, _ = loaded[A].notebooks[f"{A}.ipynb"]
+    assert all(isinstance(c["source"], str) for c in source["cells"]), "what grading reads is joined"
+    recorder.prepare(loaded)

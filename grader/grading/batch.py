@@ -78,9 +78,12 @@ class Assignment:
 
 
 def _load_json(path: Path) -> dict:
-    import json
-
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A notebook, its cells' sources as strings (JupyterLab saves them as lists of lines)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    return nb
 
 
 def load_course(root: Path, ignore: list[str]) -> dict[str, Assignment]:
