@@ -82,11 +82,11 @@ def book(tmp_path_factory, lesson):
     rec.close()
 
 
-def _csv(book) -> dict[str, dict]:
+def _csv(book, results=None) -> dict[str, dict]:
     from grader.grading.grades import grades_csv
     from grader.grading.report import course_sources
 
-    text = grades_csv(book.recorder.db_url, "attention", course_sources(book.data))
+    text = grades_csv(book.recorder.db_url, "attention", course_sources(book.data), results)
     return {r["student"]: r for r in csv.DictReader(io.StringIO(text))}
 
 
@@ -102,6 +102,14 @@ def test_grades_csv_has_a_row_per_student_from_the_gradebook(book, lesson):
     assert bob["submitted_at"] == "2025-03-03 12:00:00 UTC" and bob[f"01.{ESSAY}"] == "0"
     assert bob["01.matmul_dot"] == "2" and bob["01.matmul_rows"] == "1" and bob["01.matmul_cols"] == "0"
     assert carol["status"] == "not submitted" and carol["total"] == "0" and carol["01.matmul_dot"] == ""
+
+
+def test_a_submission_the_grader_could_not_grade_is_not_called_not_submitted(book, tmp_path):
+    (tmp_path / "carol").mkdir()
+    (tmp_path / "carol" / f"{A}.json").write_text(json.dumps(
+        {"status": "failed", "look_at": ["not graded: the worker died twice"]}))
+    carol = _csv(book, tmp_path)["carol"]
+    assert (carol["status"], carol["look_at"]) == ("failed", "not graded: the worker died twice")
 
 
 def test_a_manual_grade_counts_and_a_later_record_of_another_student_keeps_it(book, lesson):

@@ -6,7 +6,9 @@ changed by a person, the late penalty, and every earlier run's rows (a partial r
 replaces only the rows it graded). There is a row for every student in the gradebook and
 every assignment somebody submitted, "not submitted" included.
 
-Columns: ``student``, ``assignment``, ``status``, ``submitted_at`` (UTC), ``auto`` (the
+Columns: ``student``, ``assignment``, ``status`` (``graded``; ``missing``: no readable
+notebook; ``failed``: the grader could not grade it; ``not submitted``), ``submitted_at``
+(UTC), ``auto`` (the
 tests' points), ``manual`` (points given by hand; empty while some written answer is not
 graded), ``late_penalty``, ``total`` (auto + manual - late_penalty, what ``nbgrader
 export`` calls ``score``), ``max``, ``hand_grading`` (``to do``, ``review``, ``done``
@@ -142,10 +144,12 @@ def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
                 for name in names:
                     try:
                         sub = gb.find_submission(name, student)
-                    except MissingEntry:
+                    except MissingEntry:  # or handed in, but the grader could not grade it
+                        record = _result(results, student, name)
                         top = gb.find_assignment(name).max_score
-                        writer.writerow([student, name, "not submitted", "", "", "", "", "0",
-                                         _num(top), "", "", "", *([""] * len(columns))])
+                        writer.writerow([student, name, record.get("status", "not submitted"), "", "",
+                                         "", "", "0", _num(top), "", "; ".join(record.get("look_at", [])),
+                                         "", *([""] * len(columns))])
                         continue
                     numbers = submission_numbers(sub)
                     record = _result(results, student, name)
