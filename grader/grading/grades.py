@@ -8,13 +8,13 @@ every assignment somebody submitted, "not submitted" included.
 
 Columns: ``student``, ``assignment``, ``status`` (``graded``; ``missing``: no readable
 notebook; ``failed``: the grader could not grade it; ``not submitted``), ``submitted_at``
-(UTC), ``auto`` (the
-tests' points), ``manual`` (points given by hand; empty while some written answer is not
-graded), ``late_penalty``, ``total`` (auto + manual - late_penalty, what ``nbgrader
-export`` calls ``score``), ``max``, ``hand_grading`` (``to do``, ``review``, ``done``
-or empty), ``look_at`` (why a person should look, from the run's results JSON),
-``integrity``; then one column per question, ``NN.name``: an exercise's visible and
-hidden tests together, or a written answer, for the assignments in the file only.
+(UTC), ``auto`` (the tests' points), ``manual`` (points given by hand; empty while some
+written answer is not graded), ``late_penalty``, ``total`` (auto + manual - late_penalty,
+what ``nbgrader export`` calls ``score``), ``max``, ``hand_grading`` (``to do``,
+``review``, ``done`` or empty), ``look_at`` (why a person should look, from the run's
+results JSON), ``integrity``; then one column per question, ``NN.name``: an exercise's
+visible and hidden tests together, or a written answer, for the assignments in the file
+only.
 """
 from __future__ import annotations
 
