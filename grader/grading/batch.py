@@ -49,10 +49,9 @@ from .gradebook import GradebookError, Recorder
 from .job import Job, JobResult, run_job
 from .late import LateConfigError, LatePolicy
 from .outputs import Outputs
-from .repair import kind_of, nbgrader_meta
 from .report import OutError, Progress, check_out, summary, write_grades
 from .sandbox import NO_SANDBOX, Limits, SandboxUnavailable, detect
-from .submissions import Submission, SubmissionsError, read_submissions, select
+from .submissions import SubmissionsError, read_submissions, select
 
 
 class CourseError(RuntimeError):
@@ -68,13 +67,6 @@ class Assignment:
     name: str
     notebooks: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # file -> (source, release)
     files: dict[str, bytes] = field(default_factory=dict)  # the source folder's other files
-
-    def graded_cells(self) -> list[str]:
-        ids = []
-        for source, _ in self.notebooks.values():
-            ids += [nbgrader_meta(c)["grade_id"] for c in source["cells"]
-                    if kind_of(c) in ("test", "manual", "task") and nbgrader_meta(c).get("grade_id")]
-        return ids
 
 
 def _load_json(path: Path) -> dict:
