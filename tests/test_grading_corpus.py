@@ -177,14 +177,15 @@ def test_sample_gets_its_exact_result(corpus, key):
 
 def test_grades_csv_has_a_row_per_submission_with_every_question(corpus):
     """grades.csv is written from the gradebook, which both batches share: each batch's
-    file has every sample's row, and a row for each pair that nobody submitted."""
+    file has the row of every sample graded so far, and a row for each pair that was not
+    submitted."""
     import csv
 
     from grader.grading.grades import questions
 
     asked = {name: questions({lesson.filename: lesson.source}) for name, lesson in LESSONS.items()}
-    samples = {(k[1], k[2]): s for k, s in corpus.samples.items()}
-    for batch in "ab":
+    for batch in "ab":  # a's file is written before b is graded; b's holds both
+        samples = {(k[1], k[2]): s for k, s in corpus.samples.items() if k[0] <= batch}
         rows = {(r["student"], r["assignment"]): r for r in csv.DictReader((corpus.out[batch] / "grades.csv").open())}
         assert set(samples) <= set(rows)
         for key, row in rows.items():
