@@ -197,8 +197,9 @@ def test_grades_csv_has_a_row_per_submission_with_every_question(corpus):
             assert float(row["max"]) == lesson.total() + sum(
                 float(c["metadata"]["nbgrader"]["points"]) for c in lesson.source["cells"]
                 if c["metadata"].get("nbgrader", {}).get("solution") and c["metadata"]["nbgrader"].get("grade"))
-            for phrase in sample.integrity:
-                assert phrase in row["integrity"], (key, row["integrity"])
+            if (batch, *key) in corpus.samples:  # notes come from this --out's results JSON
+                for phrase in sample.integrity:
+                    assert phrase in row["integrity"], (key, row["integrity"])
             prefix = key[1].split("_")[0]
             for question in asked[key[1]]:
                 value = row[f"{prefix}.{question.name}"]
