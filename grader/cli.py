@@ -51,7 +51,32 @@ def _grade(args) -> int:
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall)
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
-                 limits=limits, sandbox=args.sandbox, db_url=args.db)
+                 limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
+                 only=args.assignment)
+
+
+def _grades(args) -> int:
+    from .grading.grades import grades_csv
+    from .grading.gradebook import Recorder
+    from .grading.report import OutError, check_out
+    from .course import sources
+
+    root = course_root()
+    out = Path(args.out)
+    try:
+        recorder = Recorder(root, args.db)
+        check_out(out, root)
+        text = grades_csv(recorder.db_url, recorder.course_id, sources(root), out / "results")
+    except OutError as exc:
+        print(f"grades: {exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 (a gradebook that cannot be read)
+        print(f"grades: cannot read the gradebook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    (out / "grades.csv").write_text(text, encoding="utf-8")
+    print(f"Wrote {out / 'grades.csv'} from the gradebook ({recorder.db_url}): "
+          f"{max(len(text.splitlines()) - 1, 0)} row(s).")
+    return 0
 
 
 def _positive(kind):
@@ -98,6 +123,19 @@ def main(argv: list[str] | None = None) -> int:
                    "limits only, able to read what this user can read")
     p.add_argument("--db", default=None, metavar="URL",
                    help="gradebook URL (default: the course's, from nbgrader_config.py)")
+    p.add_argument("--student", action="append", metavar="NAME",
+                   help="grade only this student's submissions (repeatable); grades.csv keeps "
+                   "everyone's rows")
+    p.add_argument("--assignment", action="append", metavar="NAME",
+                   help="grade only this assignment (repeatable)")
     p.set_defaults(func=_grade)
+    p = sub.add_parser(
+        "grades", help="rewrite DIR/grades.csv from the gradebook (after grading by hand)",
+        description="Write DIR/grades.csv from the gradebook without grading anything: the "
+        "points given by hand in formgrader, late penalties and every student's row.")
+    p.add_argument("--out", required=True, metavar="DIR", help="the folder `grade --out` wrote")
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="gradebook URL (default: the course's, from nbgrader_config.py)")
+    p.set_defaults(func=_grades)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -29,6 +29,16 @@ def assignments(root: Path | None = None) -> list[str]:
     )
 
 
+def sources(root: Path | None = None) -> dict[str, dict[str, dict]]:
+    """Every assignment's source notebooks: name -> file name -> notebook JSON."""
+    import json
+
+    root = root or course_root()
+    return {name: {p.name: json.loads(p.read_text(encoding="utf-8"))
+                   for p in sorted((root / SOLUTIONS / name).glob("*.ipynb"))}
+            for name in assignments(root)}
+
+
 def source_notebook(name: str, root: Path | None = None) -> Path:
     return (root or course_root()) / SOLUTIONS / name / f"{name}.ipynb"
 

@@ -100,7 +100,9 @@ def _generate(root: Path, out: Path, names: list[str]) -> None:
                 "release_directory": str(out),
                 "db_url": f"sqlite:///{tmp}/gradebook.db",
             },
-            GenerateAssignment={"create_assignment": True, "force": True},
+            # Not the course's post-convert hook (`after_generate`): that hook calls this.
+            GenerateAssignment={"create_assignment": True, "force": True,
+                                "post_convert_hook": _no_hook},
         )
         for name in names:
             coursedir = CourseDirectory(config=config)
@@ -117,6 +119,27 @@ def _generate(root: Path, out: Path, names: list[str]) -> None:
         write_notebook(normalise(nbformat.read(nb_path, as_version=4)), nb_path)
     for name in names:
         write_recording(root, name, out / name)
+
+
+def _no_hook(**_) -> None:
+    pass
+
+
+def after_generate(root: Path, assignment: str) -> None:
+    """``nbgrader generate_assignment``'s post-convert hook (``nbgrader_config.py``): what
+    formgrader's Generate button or the command wrote into ``notebooks/`` is replaced by
+    ``python -m grader release ASSIGNMENT``'s output, byte for byte, recorded checks
+    included. nbgrader only logs a failing hook, so a failure is logged as an error."""
+    from traitlets.log import get_logger
+
+    try:
+        release(Path(root), [assignment])
+    except Exception as exc:  # noqa: BLE001 (shown where nbgrader's log is shown)
+        get_logger().error("notebooks/%s is nbgrader's output, not the course's release: `python -m "
+                           "grader release %s` failed: %s", assignment, assignment, exc)
+        raise
+    get_logger().info("notebooks/%s rewritten as `python -m grader release %s` writes it",
+                      assignment, assignment)
 
 
 def write_recording(root: Path, name: str, folder: Path) -> Path:

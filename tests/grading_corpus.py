@@ -332,7 +332,8 @@ def damage_samples(lesson: Lesson) -> list[Sample]:
 
     # renamed by the student: the only notebook in the folder is graded
     out.append(Sample("renamed_notebook", L.name, L.files(L.honest(), f"{L.name}-Copy1.ipynb"),
-                      L.expect(), notes=[f"{L.name}-Copy1.ipynb was graded in its place"]))
+                      L.expect(), notes=[f"There was no {L.filename}; '{L.name}-Copy1.ipynb'",
+                                         "was graded in its place"]))
 
     # a module of the student's that would replace the course's checker
     fake = "def check(*args, **kwargs):\n    print('✓ all cases pass')\n".encode()

@@ -9,6 +9,9 @@ driven by Playwright in Debian's headless Chromium.
 - in the student notebook the check cells are read-only and the cells come in order;
 - formgrader lists every assignment; the assignment list shows a released one, and Fetch
   downloads it;
+- a submission of it, collected and graded by `python -m grader grade`: formgrader's
+  Generate Feedback and Release Feedback buttons, then the assignment list's Fetch
+  Feedback, bring the student the course's feedback page;
 - the server log shows no error, and the server shuts down cleanly in any case.
 
 Screenshots go to test-artifacts/browser/ (ignored by git). Without Chromium the module
@@ -67,6 +70,9 @@ def course(tmp_path_factory) -> Path:
             pytest.fail(f"{reason} CI is set, so the browser tests must run.")
         pytest.skip(reason)
     course = course_copy(ROOT, tmp_path_factory.mktemp("browser") / "course")
+    with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
+        # the student's cache of submissions (nbgrader's default is in the home folder)
+        config.write(f"\nc.Exchange.cache = {str(tmp_path_factory.mktemp('nbgrader-cache'))!r}\n")
     if WIDGET_NOTEBOOK == WIDGET_DEMO:
         write_widget_demo(course / WIDGET_DEMO)
     write_notebook(course / FLAWED, FLAWED_CELLS)
@@ -318,6 +324,63 @@ def test_assignment_list_shows_the_released_lesson_and_fetches_it(lab, course):
         timeout=60_000)
     lab.shot("assignment-list-fetched")
     assert (course / LESSON / f"{LESSON}.ipynb").exists()
+
+
+def _cli(course: Path, *args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course),
+               PATH=os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    done = subprocess.run([sys.executable, "-m", *args], cwd=course, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, f"{args}:\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def graded(course):
+    """The student's copy of LESSON submitted and collected through the exchange, and
+    graded by `python -m grader grade`, as the README's instructor guide does it."""
+    from grading_corpus import sandboxed
+
+    if not (course / LESSON / f"{LESSON}.ipynb").exists():
+        _cli(course, "nbgrader", "fetch_assignment", LESSON)
+    _cli(course, "nbgrader", "submit", LESSON)
+    _cli(course, "nbgrader", "collect", LESSON)
+    _cli(course, "grader", "grade", "submitted", "--out", "grading", "--jobs", "2",
+         *([] if sandboxed() else ["--sandbox", "none"]))
+    return course
+
+
+def test_feedback_released_in_formgrader_is_fetched_from_the_assignment_list(lab, graded):
+    page = lab.page
+    page.goto(lab.server.page_url("/lab"))
+    lab.menu("Nbgrader", "Formgrader")
+    frame = page.frame_locator("iframe").last
+    row = frame.locator("#main-table tr", has_text=LESSON).first
+    row.locator(".generate-feedback a").wait_for(timeout=60_000)
+    for button, done in (("generate-feedback", "Successfully generated feedback"),
+                         ("release-feedback", "Successfully released feedback")):
+        row.locator(f".{button} a").click()
+        modal = frame.locator(".modal", has_text=done)
+        modal.wait_for(timeout=180_000)
+        lab.shot(f"formgrader-{button}")
+        modal.locator("button", has_text="OK").click()
+        modal.wait_for(state="detached", timeout=30_000)
+
+    page.goto(lab.server.page_url("/lab"))
+    lab.menu("Nbgrader", "Assignment List")
+    submitted = page.locator("#submitted_assignments_list .list_item", has_text=LESSON).first
+    submitted.wait_for(timeout=60_000)
+    submitted.locator("button", has_text="Fetch Feedback").click()
+    page.locator("#submitted_assignments_list", has_text="view feedback").wait_for(timeout=60_000)
+    lab.shot("assignment-list-feedback")
+    pages = list((graded / LESSON / "feedback").glob(f"*/{LESSON}.html"))
+    assert len(pages) == 1, pages
+    text = pages[0].read_text(encoding="utf-8")
+    student = next((graded / "submitted").iterdir()).name
+    assert f"{LESSON}: feedback for {student}" in text, text[:500]
+    assert "Automatic tests" in text and "hidden_" in text and "HIDDEN TESTS" not in text
+    assert text == (graded / "grading" / "feedback" / student / LESSON / f"{LESSON}.html").read_text(
+        encoding="utf-8"), "the page the student fetched is the one grade wrote"
 
 
 def test_server_log_shows_no_errors(server):

@@ -144,3 +144,40 @@ def test_a_broken_environment_stops_the_batch_and_grades_nobody(course, tmp_path
     if (course / "gradebook.db").exists():
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "attention") as gb:
             assert gb.students == [] and all(not a.submissions for a in gb.assignments)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--student", "carol"], "no submission from carol (the students who submitted are alice)"),
+    (["--assignment", "99_nowhere"], "no assignment 99_nowhere in this course"),
+    (["--out", "{course}"], "holds the course itself"),
+    (["--out", "{course}/solutions/out"], "inside the course's solutions/"),
+])
+def test_a_selection_or_out_that_cannot_work_is_an_error_that_says_so(course, tmp_path, args, message):
+    submitted = _submitted(tmp_path, Lesson(A, ROOT))
+    args = [a.replace("{course}", str(course)) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "out")]
+    run = grade(course, submitted, *args)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert message in run.stderr, run.stderr
+    assert not (tmp_path / "out" / "results").exists()
+
+
+def test_late_settings_that_cannot_work_stop_grade_before_anybody_is_graded(course, tmp_path):
+    with open(course / "nbgrader_config.py", "a") as config:
+        config.write('\nc.LateSubmissionPlugin.penalty_method = "half"\n')
+    run = grade(course, _submitted(tmp_path, Lesson(A, ROOT)), "--out", tmp_path / "out")
+    assert run.returncode == 2 and "late-submission settings in nbgrader_config.py" in run.stderr
+    assert "'half'" in run.stderr
+
+
+def test_grades_rewrites_grades_csv_from_the_gradebook(course, tmp_path):
+    env = dict(os.environ, ATTENTION_COURSE_ROOT=str(course))
+    run = subprocess.run([sys.executable, "-m", "grader", "grades", "--out", str(tmp_path / "out")],
+                         env=env, capture_output=True, text=True, cwd=course, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "0 row(s)" in run.stdout
+    assert (tmp_path / "out" / "grades.csv").read_text().startswith("student,assignment,status,")
+    run = subprocess.run([sys.executable, "-m", "grader", "grades", "--out", str(course)],
+                         env=env, capture_output=True, text=True, cwd=course, timeout=300)
+    assert run.returncode == 2 and "holds the course itself" in run.stderr

@@ -1,8 +1,10 @@
 """The grading pipeline's parts, one at a time and without kernels: reading submissions,
-the sandbox's view of the file system, scoring, feedback pages, CSV and progress."""
+the sandbox's view of the file system, scoring, feedback pages and progress. (What goes
+through the gradebook is in test_grading_gradebook.py.)"""
 import io
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -13,7 +15,7 @@ from grader.grading import nbjson
 from grader.grading.feedback import render, visible_source
 from grader.grading.job import JobResult
 from grader.grading.kernel import CellRun
-from grader.grading.report import Progress, grades_csv, submission_record
+from grader.grading.report import Progress, submission_record
 from grader.grading.sandbox import Limits, Sandbox, private_entries, readonly_paths
 from grader.grading.scoring import score_test
 from grader.grading.submissions import SubmissionsError, read_submissions
@@ -70,7 +72,7 @@ def test_a_zip_is_read_without_extracting_and_unsafe_names_are_skipped(tmp_path)
     (lambda p: p / "nowhere", "does not exist"),
     (lambda p: _tree(p, {"notes.txt": b"hi"}) / "notes.txt", "not a zip file"),
     (lambda p: _tree(p / "empty", {}) if (p / "empty").mkdir() is None else None, "no submissions found"),
-    (lambda p: _tree(p / "sub", {f"{A}/{A}.ipynb": b"{}"}), "give the folder above it"),
+    (lambda p: _tree(p / "alice" / A, {f"{A}.ipynb": b"{}"}), "give its student's folder"),
 ])
 def test_unreadable_inputs_raise_with_a_reason(tmp_path, make, message):
     with pytest.raises(SubmissionsError, match=message):
@@ -83,6 +85,195 @@ def test_a_zip_without_course_assignments_is_refused(tmp_path):
         z.writestr("alice/hw1/hw1.ipynb", "{}")
     with pytest.raises(SubmissionsError, match="no {student}/{assignment}/ folders"):
         read_submissions(path, [A])
+
+
+def test_one_students_folder_grades_that_student(tmp_path):
+    _tree(tmp_path / "submitted", {f"alice/{A}/{A}.ipynb": b"{}", f"bob/{A}/{A}.ipynb": b"{}"})
+    subs, _ = read_submissions(tmp_path / "submitted" / "alice", [A])
+    assert [(s.student, s.assignment) for s in subs] == [("alice", A)]
+
+
+@pytest.mark.parametrize("name, ok", [
+    ("alice", True), ("j.doe@example.org", True), ("Zoë_2", True),
+    (".hidden", False), ("-rf", False), ("a b", False), ("a*", False), ("x+y", False),
+    ("tab\there", False), ("a" * 101, False), ("", False), ("new\nline", False),
+])
+def test_a_student_name_must_be_usable_in_paths_and_nbgrader(name, ok):
+    from grader.grading.submissions import name_problem
+
+    assert (name_problem(name) == "") is ok, name_problem(name)
+
+
+def test_unusable_student_folders_are_skipped_with_a_warning(tmp_path):
+    _tree(tmp_path / "submitted", {f"alice/{A}/{A}.ipynb": b"{}", f"a b*/{A}/{A}.ipynb": b"{}"})
+    subs, warnings = read_submissions(tmp_path / "submitted", [A])
+    assert [s.student for s in subs] == ["alice"]
+    assert warnings == ["skipped the student folder 'a b*': not usable as a student id (it holds a "
+                        "separator, space, quote, glob or control character)"]
+
+
+def test_a_submission_reads_at_most_so_many_files_and_says_so(tmp_path, monkeypatch):
+    from grader.grading import submissions
+
+    monkeypatch.setattr(submissions, "MAX_FILES", 3)
+    _tree(tmp_path / "submitted", {f"alice/{A}/f{i}.txt": b"x" for i in range(6)})
+    (sub,), _ = read_submissions(tmp_path / "submitted", [A])
+    assert sorted(sub.files) == ["f0.txt", "f1.txt", "f2.txt"]
+    assert sub.notes == ["Only the first 3 files were read; 'f3.txt' and any after it were not."]
+    assert sub.flags == ["files not read"]
+
+
+@pytest.mark.parametrize("text, time", [
+    (b"2025-03-01 12:00:00.000000 UTC", "2025-03-01 12:00:00.000000 UTC"),
+    (b"2025-03-01T12:00:00+01:00\n", "2025-03-01T12:00:00+01:00"),
+    (b"2025-03-01 12:00:00 America/New_York", "2025-03-01 12:00:00 America/New_York"),
+    (b"", None), (b"yesterday", None), (b"2025-13-01 12:00:00 UTC", None),
+    (b"2025-03-01 12:00:00 /etc/passwd", None), (b"2025-03-01 12:00:00 ../../x", None),
+    (b"2025-03-01 12:00:00 UTC" + b" " * 300, None), (b"\xff\xfe", None),
+])
+def test_only_a_time_nbgrader_writes_is_read_from_timestamp_txt(text, time):
+    from grader.grading.submissions import read_timestamp
+
+    got, problem = read_timestamp(text)
+    assert got == time
+    assert bool(problem) == (time is None and bool(text.strip())), problem
+
+
+def test_selecting_students_and_assignments_names_what_is_not_there(tmp_path):
+    from grader.grading.submissions import select
+
+    _tree(tmp_path / "submitted", {f"alice/{A}/{A}.ipynb": b"{}", f"bob/{A}/{A}.ipynb": b"{}"})
+    subs, _ = read_submissions(tmp_path / "submitted", [A, "02_x"])
+    assert [s.student for s in select(subs, ["bob"], None, [A, "02_x"])] == ["bob"]
+    assert len(select(subs, ["alice", "bob"], [A], [A, "02_x"])) == 2
+    with pytest.raises(SubmissionsError, match="no submission from carol .*are alice, bob"):
+        select(subs, ["carol"], None, [A, "02_x"])
+    with pytest.raises(SubmissionsError, match=f"no assignment 99_y in this course .there are {A}, 02_x"):
+        select(subs, None, ["99_y"], [A, "02_x"])
+    with pytest.raises(SubmissionsError, match="alice submitted none of 02_x"):
+        select(subs, ["alice"], ["02_x"], [A, "02_x"])
+
+
+# ------------------------------------------------------------------ which notebook is graded
+
+@pytest.fixture(scope="module")
+def lesson():
+    from grading_corpus import Lesson
+
+    return Lesson(A, ROOT)
+
+
+def _choose(lesson, files):
+    from grader.grading.choice import candidates, choose
+
+    files = {k: (json.dumps(v).encode() if isinstance(v, dict) else v) for k, v in files.items()}
+    return choose(candidates(files, lesson.filename, [lesson.filename]), files,
+                  nbjson.from_dict(lesson.source), nbjson.from_dict(lesson.release), lesson.filename)
+
+
+def test_the_notebook_with_the_work_is_graded_whatever_its_name(lesson):
+    two = lesson.notebook({k: v for k, v in list(lesson.answers.items())[:2]})
+    work = lesson.honest()
+    choice = _choose(lesson, {lesson.filename: lesson.release, f"{A}-Copy1.ipynb": work, "x.txt": b"x"})
+    assert choice.name == f"{A}-Copy1.ipynb" and choice.flags == ["renamed"]
+    assert choice.notes == [f"{lesson.filename} has no more answers than the release in it; "
+                            f"'{A}-Copy1.ipynb', with 7 answers changed, was graded in its place."]
+    # the notebook's own name wins a tie; a second notebook with work is pointed out
+    choice = _choose(lesson, {lesson.filename: two, "old/draft.ipynb": two})
+    assert choice.name == lesson.filename and choice.flags == ["several copies with work"]
+    assert "'old/draft.ipynb' (2 answers changed)" in choice.notes[0]
+    choice = _choose(lesson, {"Untitled.ipynb": work})
+    assert choice.name == "Untitled.ipynb" and "There was no" in choice.notes[0]
+
+
+def test_no_notebook_an_untouched_one_or_an_unreadable_one_is_flagged(lesson):
+    assert _choose(lesson, {"notes.txt": b"x"}).flags == ["missing"]
+    untouched = _choose(lesson, {lesson.filename: lesson.release})
+    assert untouched.name == lesson.filename and untouched.flags == ["nothing answered"]
+    broken = _choose(lesson, {lesson.filename: b"{not json"})
+    assert broken.name == lesson.filename and broken.flags == ["unreadable"]
+    rescued = _choose(lesson, {lesson.filename: b"{not json", f"{A} (1).ipynb": lesson.honest()})
+    assert rescued.name == f"{A} (1).ipynb" and "could not be read" in rescued.notes[0]
+
+
+def test_another_notebook_of_the_assignment_is_never_a_candidate():
+    from grader.grading.choice import candidates
+
+    files = {"a.ipynb": b"", "b.ipynb": b"", "sub/b.ipynb": b"", "a-Copy1.ipynb": b"", "c.txt": b""}
+    assert candidates(files, "a.ipynb", ["a.ipynb", "b.ipynb"]) == ["a.ipynb", "a-Copy1.ipynb"]
+
+
+# ------------------------------------------------------------------ the autograded folder
+
+def test_secrets_that_nbgrader_could_not_use_or_that_two_students_share_are_replaced():
+    from grader.grading.autograded import exchange_secrets
+    from grader.grading.submissions import Submission
+
+    good, shared = b"f" * 128, b"0123abcd" * 16
+    subs = [Submission("alice", A, {"submission_secret.txt": good}),
+            Submission("bob", A, {"submission_secret.txt": shared}),
+            Submission("carol", A, {"submission_secret.txt": shared + b"\n"}),
+            Submission("dave", A, {"submission_secret.txt": b"\xff\xfe../../x"}),
+            Submission("erin", A, {})]
+    kept = exchange_secrets(subs)
+    assert kept[("alice", A)] == (good, "")
+    assert "the same as that of 1 other submission(s)" in kept[("bob", A)][1]
+    assert kept[("bob", A)][0] != shared and "carol" not in kept[("bob", A)][1]
+    assert "the same as that of 1 other submission(s)" in kept[("carol", A)][1]
+    assert "not one nbgrader writes" in kept[("dave", A)][1]
+    assert kept[("erin", A)][1] == "" and len(kept[("erin", A)][0]) == 128
+    assert len({kept[k][0] for k in kept}) == 5
+
+
+def test_the_autograded_folder_keeps_every_file_and_nothing_escapes_it(tmp_path):
+    from grader.grading.autograded import write_folder
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    folder = tmp_path / "autograded" / "alice" / A
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(outside)  # left from elsewhere: replaced, never followed
+    files = {"data/x.csv": b"1", "we ird\nname.txt": b"odd", "../up.txt": b"no", "/abs.txt": b"no",
+             "draft.ipynb": b"{}", "submission_secret.txt/inner": b"no", f"{A}.ipynb/x": b"no",
+             ".grading/forged.json": b"no", "clash": b"file", "clash/inner.txt": b"no",
+             "timestamp.txt": b"forged", "submission_secret.txt": b"forged"}
+    notes = write_folder(folder, files, {"data/x.csv": b"course"}, "2025-01-01 10:00:00 UTC",
+                         b"s" * 128, {f"{A}.ipynb": b"{}"}, {A: "{}"})
+    assert not folder.is_symlink() and list(outside.iterdir()) == []
+    found = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    assert found == [".grading/01_matmul_views.json", f"{A}.ipynb", "clash", "data/x.csv",
+                     "submission_secret.txt", "timestamp.txt", "we ird\nname.txt"]
+    assert (folder / "data/x.csv").read_bytes() == b"course"
+    assert (folder / "timestamp.txt").read_text() == "2025-01-01 10:00:00 UTC"
+    assert (folder / "submission_secret.txt").read_bytes() == b"s" * 128
+    assert len(notes) == 1 and "'clash/inner.txt' was not kept" in notes[0]
+    assert not (tmp_path / "up.txt").exists() and not (tmp_path / "abs.txt").exists()
+
+
+# ------------------------------------------------------------------ --out
+
+def test_out_may_not_be_the_course_or_its_folders_and_ignores_itself_in_git(tmp_path):
+    from grader.grading.report import OutError, check_out
+
+    course = tmp_path / "course"
+    (course / "solutions").mkdir(parents=True)
+    submitted = course / "submitted"
+    submitted.mkdir()
+    for bad, why in [(course, "holds the course itself"), (tmp_path, "holds the course itself"),
+                     (course / "solutions" / "x", "inside the course's solutions/"),
+                     (course / "submitted" / "out", "inside the course's submitted/"),
+                     (course / "notebooks", "inside the course's notebooks/")]:
+        with pytest.raises(OutError, match=re.escape(why)):
+            check_out(bad, course, submitted)
+    (tmp_path / "in" / "submitted").mkdir(parents=True)
+    with pytest.raises(OutError, match="overlap"):
+        check_out(tmp_path / "in", course, tmp_path / "in" / "submitted")
+    check_out(course / "grading", course, submitted)
+    assert (course / "grading" / ".gitignore").read_text().splitlines()[-1] == "*"
+    (course / "mine").mkdir()
+    (course / "mine" / ".gitignore").write_text("keep\n")
+    check_out(course / "mine", course, submitted)
+    assert (course / "mine" / ".gitignore").read_text() == "keep\n", "an existing .gitignore stays"
 
 
 # ------------------------------------------------------------------ sandbox
@@ -212,20 +403,6 @@ def test_feedback_shows_hidden_tests_by_name_points_and_message_only():
     assert visible_source(HIDDEN_CELL) == 'check("f", f)\n# (hidden tests: their result is shown below)\n'
 
 
-def test_grades_csv_has_a_column_per_graded_cell_total_max_and_status():
-    tests = [{"id": "t1", "points": 1.0, "max": 1.0, "status": "passed", "message": ""},
-             {"id": "t2", "points": 0.0, "max": 2.0, "status": "failed", "message": ""}]
-    record = submission_record("alice", A, [_result(tests, [])], "bwrap", None)
-    missing = submission_record("bob", A, [_result([{**t, "points": 0.0} for t in tests], [], "missing")], "bwrap", None)
-    text = grades_csv([missing, record], ["t1", "t2", "essay"])
-    assert text.splitlines() == [
-        "student,assignment,t1,t2,essay,total,max,status,integrity",
-        f"alice,{A},1,0,,1,3,graded,",
-        f"bob,{A},0,0,,0,3,missing,",
-    ]
-    assert record["manual_max"] == 2.0 and record["tests"][0]["notebook"] == A
-
-
 class _Terminal(io.StringIO):
     def isatty(self):
         return True
@@ -237,6 +414,7 @@ def test_progress_is_a_bar_with_eta_on_a_terminal_and_lines_otherwise():
     p = Progress(2, plain)
     p.finished(record)
     assert plain.getvalue().startswith(f"[1/2] alice/{A}: 0/0 (graded")
+    assert plain.getvalue().count("\n") == 1, "a submission without notes takes one line"
     term = _Terminal()
     p = Progress(2, term)
     p.finished(record)

@@ -12,9 +12,14 @@ The order of work:
    0; otherwise nobody is graded;
 4. run one job per submitted notebook in a pool of worker processes
    (:func:`grader.grading.job.run_job`);
-5. as each submission finishes, write its JSON result, feedback pages, autograded
-   notebooks and gradebook entry, in this process only;
-6. write ``grades.csv``.
+5. as each submission finishes, write its gradebook entry, late penalty, autograded
+   folder, feedback pages and JSON result, in this process only
+   (:mod:`grader.grading.outputs`);
+6. write ``grades.csv`` from the gradebook (:mod:`grader.grading.grades`), and list the
+   submissions a person should look at.
+
+``--student`` and ``--assignment`` grade only those submissions; the other rows of
+``grades.csv`` stay, since it is written from the gradebook.
 
 Exit status: 0 when every submission was graded, whatever the scores; 1 when some could
 not be graded or recorded (each is named); 2 when the grader cannot start at all or its
@@ -38,13 +43,15 @@ from pathlib import Path
 
 from ..course import NOTEBOOKS, SOLUTIONS, assignments, course_root
 from ..kit import KitError, build_kit
-from .feedback import render
+from .autograded import exchange_secrets
+from .choice import candidates
 from .gradebook import GradebookError, Recorder
 from .job import Job, JobResult, run_job
-from .repair import kind_of, nbgrader_meta
-from .report import Progress, grades_csv, submission_record, write_json
+from .late import LateConfigError, LatePolicy
+from .outputs import Outputs
+from .report import OutError, Progress, check_out, summary, write_grades
 from .sandbox import NO_SANDBOX, Limits, SandboxUnavailable, detect
-from .submissions import Submission, SubmissionsError, read_submissions
+from .submissions import SubmissionsError, read_submissions, select
 
 
 class CourseError(RuntimeError):
@@ -61,18 +68,14 @@ class Assignment:
     notebooks: dict[str, tuple[dict, dict]] = field(default_factory=dict)  # file -> (source, release)
     files: dict[str, bytes] = field(default_factory=dict)  # the source folder's other files
 
-    def graded_cells(self) -> list[str]:
-        ids = []
-        for source, _ in self.notebooks.values():
-            ids += [nbgrader_meta(c)["grade_id"] for c in source["cells"]
-                    if kind_of(c) in ("test", "manual", "task") and nbgrader_meta(c).get("grade_id")]
-        return ids
-
 
 def _load_json(path: Path) -> dict:
-    import json
-
-    return json.loads(path.read_text(encoding="utf-8"))
+    """A notebook, its cells' sources as strings (JupyterLab saves them as lists of lines)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    for cell in nb.get("cells", []):
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+    return nb
 
 
 def load_course(root: Path, ignore: list[str]) -> dict[str, Assignment]:
@@ -96,20 +99,6 @@ def load_course(root: Path, ignore: list[str]) -> dict[str, Assignment]:
                 asg.files["/".join(parts)] = path.read_bytes()
         course[name] = asg
     return course
-
-
-def _notebook_in(sub: Submission, name: str, course_notebooks: set[str]) -> tuple[str | None, list[str]]:
-    """Which submitted file is notebook ``name``: itself, or the only other top-level
-    notebook (a renamed copy)."""
-    if name in sub.files:
-        return name, []
-    others = [f for f in sub.files if f.endswith(".ipynb") and "/" not in f and f not in course_notebooks]
-    if len(others) == 1:
-        return others[0], [f"There was no {name}; {others[0]} was graded in its place."]
-    if others:
-        return None, [f"There was no {name}, and more than one other notebook "
-                      f"({', '.join(sorted(others))}), so none was graded in its place."]
-    return None, []
 
 
 def _font_cache() -> str:
@@ -190,8 +179,10 @@ def _db_path(db_url: str) -> list[Path]:
 
 
 def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
-          sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None) -> int:
-    """Grade every submission under ``submissions`` into ``out``; return the exit status."""
+          sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None,
+          students: list[str] | None = None, only: list[str] | None = None) -> int:
+    """Grade every submission under ``submissions`` (of ``students``, for the assignments
+    ``only``; None: all) into ``out``; return the exit status."""
     stream, err = stream or sys.stdout, err or sys.stderr
     limits = limits or Limits()
     started = time.monotonic()
@@ -199,16 +190,13 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
     try:
         recorder = Recorder(root, db_url)
         course = load_course(root, recorder.ignore)
+        late = LatePolicy(recorder.config)
         subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"])
-    except (CourseError, SubmissionsError, GradebookError) as exc:
+        secrets = exchange_secrets(subs)  # the whole class: a copied secret is seen even in a regrade
+        subs = select(subs, students, only, list(course))
+        check_out(out, root, submissions)
+    except (CourseError, SubmissionsError, GradebookError, LateConfigError, OutError) as exc:
         print(f"grade: {exc}", file=err)
-        return 2
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        (out / ".write-test").write_text("")
-        (out / ".write-test").unlink()
-    except OSError as exc:
-        print(f"grade: cannot write to {out}: {exc}", file=err)
         return 2
     for warning in warnings:
         print(f"warning: {warning}", file=stream)
@@ -229,8 +217,9 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
                   file=err)
             return 2
         print(f"Sandbox: {box.describe()}.", file=stream)
+        outputs = Outputs(out, recorder, late, secrets, course, box.kind)
         return _grade_all(course, subs, out, box, limits, recorder, scratch, jobs or default_jobs(),
-                          started, stream, err, str(kit))
+                          started, stream, err, str(kit), outputs)
     finally:
         recorder.close()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -267,7 +256,7 @@ def proof_problem(results: list[JobResult]) -> str:
 
 
 def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
-               kit: str) -> int:
+               kit: str, outputs: Outputs) -> int:
     font_cache = _font_cache()
 
     def make(student, assignment, name, source, release, files, submitted_as, notes):
@@ -279,37 +268,20 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
     for sub in subs:
         asg = course[sub.assignment]
         for name, (source, release) in asg.notebooks.items():
-            submitted_as, notes = _notebook_in(sub, name, set(asg.notebooks))
             groups[sub.key].append(len(jobs))
-            jobs.append(make(sub.student, sub.assignment, name, source, release, sub.files, submitted_as,
-                             [*sub.notes, *notes]))
+            job = make(sub.student, sub.assignment, name, source, release, sub.files, None, list(sub.notes))
+            job.candidates = candidates(sub.files, name, asg.notebooks)
+            jobs.append(job)
     by_key = {sub.key: sub for sub in subs}
     results: dict[int, JobResult] = {}
     records, problems = [], []
-    columns = list(dict.fromkeys(c for name in sorted(course) for c in course[name].graded_cells()))
     print(f"Grading {len(subs)} submission(s), {len(jobs)} notebook(s), {workers} at a time.", file=stream)
     progress = Progress(len(subs), stream)
 
     def finish(key) -> None:
-        sub = by_key[key]
-        done = [results[i] for i in groups[key]]
-        record = submission_record(sub.student, sub.assignment, done, box.kind, sub.timestamp)
+        record, trouble = outputs.finish(by_key[key], [results[i] for i in groups[key]])
         records.append(record)
-        try:
-            write_json(out / "results" / sub.student / f"{sub.assignment}.json", record)
-            if record["status"] == "failed":
-                problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
-                                + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
-            else:
-                for res in done:
-                    page = out / "feedback" / sub.student / sub.assignment / f"{Path(res.notebook).stem}.html"
-                    page.parent.mkdir(parents=True, exist_ok=True)
-                    page.write_text(render(res, sub.student, sub.assignment), encoding="utf-8")
-                recorder.write_autograded(sub.student, sub.assignment, done, sub.files)
-                recorder.record(sub.student, sub.assignment, done, sub.timestamp)
-        except Exception as exc:  # noqa: BLE001 (one submission's outputs must not stop the rest)
-            problems.append(f"{sub.student}/{sub.assignment} was graded but not all of it was "
-                            f"written: {type(exc).__name__}: {exc}")
+        problems.extend(trouble)
         progress.finished(record)
 
     proven: list[JobResult] = []
@@ -355,15 +327,18 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
         return 130
     finally:
         if records:
-            (out / "grades.csv").write_text(grades_csv(records, columns), encoding="utf-8")
+            problem = write_grades(out, recorder, course)
+            if problem:
+                problems.append(problem)
     progress.close()
     elapsed = time.monotonic() - started
     print(f"Graded {len(records) - sum(r['status'] == 'failed' for r in records)} of {len(subs)} "
           f"submission(s) in {elapsed:.1f} s ({elapsed / max(len(subs), 1):.2f} s per submission, "
           f"{workers} parallel jobs).", file=stream)
-    print(f"Wrote {out / 'grades.csv'}, {out / 'results'}/, {out / 'feedback'}/, the gradebook "
-          f"({recorder.db_url}) and the autograded notebooks in {recorder.autograded_root}/.",
+    print(f"Wrote {out / 'grades.csv'} (from the gradebook, {recorder.db_url}), {out / 'results'}/, "
+          f"{out / 'feedback'}/ and the autograded folders in {recorder.autograded_root}/.",
           file=stream)
+    print(summary(records, recorder, sorted({s.assignment for s in subs})), file=stream, end="")
     if problems:
         print("grade: some submissions were not graded:", file=err)
         for line in problems:

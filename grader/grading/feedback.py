@@ -5,6 +5,12 @@ A hidden test shows its name, points and message, never its source: the lines be
 test cells are shown as their message, without a traceback that could quote them. (The
 autograded notebook in the course folder keeps everything, for the instructor.)
 
+With :class:`Grades` (what the gradebook holds when the page is made), the page also
+shows the points a person gave by hand and their comments, a score changed in
+formgrader, and the late penalty, and its total is the gradebook's. Both ``grade``'s
+pages and ``nbgrader generate_feedback``'s (:mod:`grader.grading.nbfeedback`) are made
+this way.
+
 The page is self-contained (no scripts, no network): student HTML output is shown as
 text, markdown is rendered with raw HTML escaped, and images are embedded.
 """
@@ -13,6 +19,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from dataclasses import dataclass, field
 
 from .repair import nbgrader_meta
 from .scoring import strip_ansi
@@ -32,7 +39,20 @@ pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wr
 .cell { margin: 1rem 0; } .code pre.src { border-left: 3px solid #0969da; }
 .test { border: 1px solid #d0d7de; border-radius: .4rem; padding: .5rem; }
 .result { margin-top: .3rem; } .err { background: #ffebe9; } img { max-width: 100%; }
+.hand { border: 1px solid #0969da; border-radius: .4rem; padding: .3rem .5rem; margin-top: .3rem; }
+.late { background: #ffebe9; border: 1px solid #cf222e; padding: .5rem 1rem; }
 """
+
+
+@dataclass
+class Grades:
+    """What the gradebook holds for one submitted notebook when its page is made."""
+
+    cells: dict[str, dict] = field(default_factory=dict)  # grade_id -> score, max, comment
+    score: float = 0.0  # the notebook's points, less the late penalty
+    max_score: float = 0.0
+    late_penalty: float = 0.0
+    late: str = ""  # how late, for people ("" when on time or without a due date)
 
 
 def visible_source(source: str) -> str:
@@ -83,23 +103,71 @@ def _outputs(cell, is_test: bool) -> str:
     return "".join(parts)
 
 
-def _test_box(test: dict) -> str:
+def _points(test: dict, grades: Grades | None) -> str:
+    """A test's points: the gradebook's, saying so when a person changed them."""
+    given = (grades.cells.get(test["id"]) or {}).get("score") if grades else None
+    if given is None or abs(given - test["points"]) < 1e-9:
+        return f'{test["points"]:g} / {test["max"]:g}'
+    return f'{given:g} / {test["max"]:g} (set by your instructor; the tests gave {test["points"]:g})'
+
+
+def _test_box(test: dict, grades: Grades | None) -> str:
     # A passing test's message is the line it printed, shown just above.
     message = "" if test["status"] == "passed" else f'<pre>{html.escape(test["message"])}</pre>'
     return (f'<div class="result">{_badge(test["status"])} <b>{html.escape(test["id"])}</b>: '
-            f'{test["points"]:g} / {test["max"]:g} points{message}</div>')
+            f'{_points(test, grades)} points{message}</div>')
 
 
-def render(result, student: str, assignment: str) -> str:
-    """The feedback page of one graded notebook (a :class:`JobResult`)."""
-    tests = {t["id"]: t for t in result.tests}
-    score, top = result.points, result.max_points
+def _hand_box(cell: dict, grades: Grades) -> str:
+    """The points and comment a person gave a written answer."""
+    got = grades.cells.get(cell["id"]) or {}
+    if got.get("score") is None:
+        text = f'not graded yet ({cell["max"]:g} points)'
+    else:
+        text = f'{got["score"]:g} / {cell["max"]:g} points'
+    comment = got.get("comment")
+    comment = f"<div>{_md(comment)}</div>" if comment else ""
+    return f'<div class="hand"><b>Graded by hand</b>: {text}{comment}</div>'
+
+
+def _summary(result, grades: Grades | None) -> list[str]:
+    tests_max = sum(t["max"] for t in result.tests)
     manual = sum(m["max"] for m in result.manual)
-    head = [f"<h1>{html.escape(assignment)}: feedback for {html.escape(student)}</h1>",
-            f'<p class="score"><b>{score:g} / {top:g}</b> points from the automatic tests.']
+    if grades is None:
+        head = [f'<p class="score"><b>{result.points:g} / {tests_max:g}</b> points from the '
+                "automatic tests."]
+        if manual:
+            head.append(f" Written answers ({manual:g} points) are graded by hand.")
+        return head + ["</p>"]
+    auto = sum(_score(grades, t["id"], t["points"]) for t in result.tests)
+    rows = [("Automatic tests", f"{auto:g} / {tests_max:g}")]
     if manual:
-        head.append(f" Written answers ({manual:g} points) are graded by hand.")
-    head.append("</p>")
+        scores = [(grades.cells.get(m["id"]) or {}).get("score") for m in result.manual]
+        done = sum(s for s in scores if s is not None)
+        pending = "" if all(s is not None for s in scores) else " (some are not graded yet)"
+        rows.append(("Written answers, graded by hand", f"{done:g} / {manual:g}{pending}"))
+    if grades.late_penalty or grades.late:
+        rows.append(("Late penalty", f"−{grades.late_penalty:g}"))
+    rows.append(("Total", f"<b>{grades.score:g} / {grades.max_score:g}</b>"))
+    table = "".join(f"<tr><th>{name}</th><td>{value}</td></tr>" for name, value in rows)
+    head = [f'<table class="score">{table}</table>']
+    if grades.late:
+        head.append(f'<div class="late">{html.escape(grades.late)}</div>')
+    return head
+
+
+def _score(grades: Grades, grade_id: str, default: float) -> float:
+    got = (grades.cells.get(grade_id) or {}).get("score")
+    return default if got is None else got
+
+
+def render(result, student: str, assignment: str, grades: Grades | None = None) -> str:
+    """The feedback page of one graded notebook (a :class:`JobResult`), with what the
+    gradebook holds for it when ``grades`` is given."""
+    tests = {t["id"]: t for t in result.tests}
+    manual_cells = {m["id"]: m for m in result.manual}
+    head = [f"<h1>{html.escape(assignment)}: feedback for {html.escape(student)}</h1>",
+            *_summary(result, grades)]
     notes = [*result.notes, *result.repairs, *result.incidents]
     if result.integrity:
         items = "".join(f"<li>{html.escape(n)}</li>" for n in result.integrity)
@@ -109,7 +177,7 @@ def render(result, student: str, assignment: str) -> str:
         items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
         head.append(f'<div class="notes"><b>What happened while grading</b><ul>{items}</ul></div>')
     rows = "".join(
-        f"<tr><td>{html.escape(t['id'])}</td><td>{t['points']:g} / {t['max']:g}</td>"
+        f"<tr><td>{html.escape(t['id'])}</td><td>{_points(t, grades)}</td>"
         f"<td>{_badge(t['status'])}</td><td><pre>{html.escape(t['message'])}</pre></td></tr>"
         for t in result.tests)
     head.append(f"<table><tr><th>test</th><th>points</th><th>status</th><th>message</th></tr>{rows}</table>")
@@ -119,17 +187,18 @@ def render(result, student: str, assignment: str) -> str:
         meta = nbgrader_meta(cell)
         grade_id = meta.get("grade_id", "")
         source = _text(cell.get("source"))
+        hand = _hand_box(manual_cells[grade_id], grades) if grades and grade_id in manual_cells else ""
         if cell.get("cell_type") == "markdown":
-            body.append(f'<div class="cell">{_md(source)}</div>')
+            body.append(f'<div class="cell">{_md(source)}{hand}</div>')
         elif cell.get("cell_type") == "code":
             is_test = grade_id in tests
             shown = visible_source(source)
             inner = f'<pre class="src">{html.escape(shown)}</pre>{_outputs(cell, is_test)}'
             if is_test:
-                inner = f'<div class="test">{inner}{_test_box(tests[grade_id])}</div>'
-            body.append(f'<div class="cell code">{inner}</div>')
+                inner = f'<div class="test">{inner}{_test_box(tests[grade_id], grades)}</div>'
+            body.append(f'<div class="cell code">{inner}{hand}</div>')
         else:
-            body.append(f'<div class="cell"><pre>{html.escape(source)}</pre></div>')
+            body.append(f'<div class="cell"><pre>{html.escape(source)}</pre>{hand}</div>')
     title = html.escape(f"{assignment} · {student}")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
             f"<style>{CSS}</style></head><body>{''.join(head)}<h2>Your notebook</h2>{''.join(body)}"

@@ -43,7 +43,7 @@ class Recorder:
     def prepare(self, course: dict) -> None:
         """Enter (or update) each assignment's notebooks and cells in the gradebook, with
         the preprocessors ``nbgrader generate_assignment`` uses to do it."""
-        import copy
+        import json
 
         import nbformat
         from nbgrader.api import Gradebook
@@ -57,7 +57,9 @@ class Recorder:
                     with Gradebook(self.db_url, self.course_id) as gb:
                         gb.update_or_create_assignment(name)
                     for filename, (source, _) in assignment.notebooks.items():
-                        nb = nbformat.from_dict(copy.deepcopy(source))
+                        # reads, not from_dict: a notebook saved by JupyterLab has its
+                        # sources as lists of lines, which nbgrader's steps cannot take
+                        nb = nbformat.reads(json.dumps(source), as_version=4)
                         resources = {"nbgrader": {"db_url": self.db_url, "assignment": name,
                                                   "notebook": Path(filename).stem}}
                         for step in (LockCells, ClearSolutions, ClearOutput, ComputeChecksums, SaveCells):
@@ -134,13 +136,32 @@ class Recorder:
             gb.db.rollback()
             raise GradebookError(f"could not record {student}/{assignment}: {exc}") from exc
 
-    def write_autograded(self, student: str, assignment: str, results, files: dict[str, bytes]) -> Path:
-        """The autograded notebooks (with all outputs, for formgrader) and timestamp.txt."""
-        folder = self.autograded_dir(student, assignment)
-        folder.mkdir(parents=True, exist_ok=True)
+    def write_autograded(self, student: str, assignment: str, results, files: dict[str, bytes],
+                         course_files: dict[str, bytes], timestamp: str | None, secret: bytes) -> list[str]:
+        """The autograded folder (:mod:`grader.grading.autograded`): the submission's files,
+        the exchange's, the autograded notebooks (with all outputs, for formgrader) and what
+        the checker said of each; return notes on files that could not be kept."""
+        from .autograded import write_folder
+        from .nbfeedback import sidecar
+
+        notebooks, sidecars = {}, {}
         for res in results:
             if res.autograded is not None:
-                (folder / res.notebook).write_text(dumps(res.autograded), encoding="utf-8")
-        if "timestamp.txt" in files:
-            (folder / "timestamp.txt").write_bytes(files["timestamp.txt"])
-        return folder
+                data = dumps(res.autograded).encode("utf-8")
+                notebooks[res.notebook] = data
+                sidecars[Path(res.notebook).stem] = sidecar(res, data)
+        return write_folder(self.autograded_dir(student, assignment), files, course_files, timestamp,
+                            secret, notebooks, sidecars)
+
+    def totals(self, student: str, assignment: str) -> dict:
+        """The gradebook's numbers for one submission: points given by hand (None while
+        some are not given), late penalty, total (less the penalty) and maximum."""
+        from .grades import submission_numbers
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                sub = self.gb.find_submission(assignment, student)
+                return submission_numbers(sub)
+            finally:
+                self.gb.db.rollback()  # end the read: the next writer may be another connection

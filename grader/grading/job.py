@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from . import nbjson
 from .checker import Checker, source_tests
+from .choice import MISSING, UNREADABLE, choose
 from .integrity import notes as integrity_notes
 from .kernel import Kernel, KernelStartError, run_notebook
 from .repair import Plan, assemble, nbgrader_meta, read_submission
@@ -35,7 +36,7 @@ class Job:
     source: dict  # the source notebook (solutions and hidden tests), as JSON
     release: dict  # the released notebook, as JSON
     files: dict[str, bytes]  # the submitted assignment folder: relative path -> content
-    submitted_as: str | None  # which of ``files`` is this notebook (None: not submitted)
+    submitted_as: str | None  # which of ``files`` is this notebook (None: chosen from candidates)
     course_files: dict[str, bytes] = field(default_factory=dict)  # replace the student's copies
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
     limits: Limits = field(default_factory=Limits)
@@ -44,6 +45,7 @@ class Job:
     notes: list[str] = field(default_factory=list)  # said while reading the submission
     kit: str = ""  # the student kit the kernel imports the course's package from
     proof: bool = False  # the environment proof: the source, then the release's stubs
+    candidates: list[str] = field(default_factory=list)  # files that may be it (grader.grading.choice)
 
 
 @dataclass
@@ -59,6 +61,8 @@ class JobResult:
     incidents: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     integrity: list[str] = field(default_factory=list)  # for a human to look at
+    flags: list[str] = field(default_factory=list)  # short labels (grader.grading.choice)
+    submitted_as: str | None = None  # the submitted file that was graded
     seconds: float = 0.0
     autograded: dict | None = None
     error: str = ""
@@ -245,18 +249,27 @@ def run_job(job: Job) -> JobResult:
 def _run(job: Job, start: float) -> JobResult:
     source = nbjson.from_dict(job.source)
     release = nbjson.from_dict(job.release)
-    if job.submitted_as is None or job.submitted_as not in job.files:
+    chosen, notes, flags = job.submitted_as, [], []
+    if not job.proof:
+        choice = choose(job.candidates, job.files, source, release, job.notebook)
+        chosen, notes, flags = choice.name, choice.notes, choice.flags
+    if chosen is None or chosen not in job.files:
         submitted, problem = None, f"No notebook {job.notebook} was submitted."
+        flags = flags or [MISSING]
     else:
-        submitted, problem = read_submission(job.files[job.submitted_as])
-        problem = problem and f"{job.submitted_as}: {problem}."
+        submitted, problem = read_submission(job.files[chosen])
+        problem = problem and f"{chosen!r}: {problem}."
+        if submitted is None and UNREADABLE not in flags:
+            flags = [*flags, UNREADABLE]
     plan = proof_plan(source, release) if job.proof else assemble(source, release, submitted)
+    job.notes = [*job.notes, *notes]
     if submitted is None:
         tests = missing_tests(plan, problem)
         manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
         return _result(job, "missing", start, tests=tests, manual=manual,
                        answers=[{**a, "answered": False} for a in answers(plan)],
-                       autograded=plan.nb, notes=[*job.notes, problem])
+                       autograded=plan.nb, notes=[*job.notes, problem], flags=flags,
+                       submitted_as=chosen)
 
     tests = source_tests(job.source)
     if job.proof:
@@ -288,7 +301,8 @@ def _run(job: Job, start: float) -> JobResult:
         private.remove()
     return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
                    repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
-                   notes=[*job.notes, *notes], integrity=integrity)
+                   notes=[*job.notes, *notes], integrity=integrity, flags=flags,
+                   submitted_as=chosen)
 
 
 RELEASED = "release:"  # the grade_ids of the proof's second half

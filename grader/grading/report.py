@@ -1,13 +1,28 @@
-"""What a batch writes for people and programs: JSON results, grades.csv, progress."""
+"""What a batch writes for people and programs: JSON results, grades.csv, the console.
+
+The console says, for every submission, its score and then each of its notes (a missing,
+unreadable or renamed notebook, lateness, stopped cells, integrity notes), and ends with
+the short list of submissions a person should look at (:func:`summary`).
+"""
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 import sys
 import time
 from pathlib import Path
+
+from ..course import NOTEBOOKS, SOLUTIONS
+
+# Folders of a course that grading output must never be written into.
+COURSE_FOLDERS = (SOLUTIONS, NOTEBOOKS, "autograded", "feedback", "submitted", "grader", "courseware",
+                  "assets", "tests", ".nbgrader_exchange")
+GITIGNORE = ("# Written by `python -m grader grade`: grades and feedback are student data and\n"
+             "# never enter git.\n*\n")
+
+
+class OutError(RuntimeError):
+    """``--out`` cannot take the outputs."""
 
 
 def submission_record(student: str, assignment: str, results, sandbox: str, timestamp: str | None) -> dict:
@@ -45,19 +60,74 @@ def write_json(path: Path, record: dict) -> None:
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def grades_csv(records: list[dict], columns: list[str]) -> str:
-    """A row per student and assignment: each graded cell's points, total, max, status.
-    Cells graded by hand stay empty until they are graded in formgrader."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "assignment", *columns, "total", "max", "status", "integrity"])
-    for rec in sorted(records, key=lambda r: (r["student"], r["assignment"])):
-        points = {t["id"]: t["points"] for t in rec["tests"]}
-        row = [rec["student"], rec["assignment"]]
-        row += [f"{points[c]:g}" if c in points else "" for c in columns]
-        row += [f"{rec['score']:g}", f"{rec['max']:g}", rec["status"], " | ".join(rec.get("integrity", []))]
-        writer.writerow(row)
-    return out.getvalue()
+def check_out(out: Path, root: Path, submissions: Path | None = None) -> None:
+    """Make ``out`` ready for the outputs, with a ``.gitignore`` that keeps all of it out of
+    git wherever it is; refuse a folder of the course itself or one that overlaps the
+    submissions."""
+    where, course = out.resolve(), root.resolve()
+    if where == course or course.is_relative_to(where):
+        raise OutError(f"--out {out} holds the course itself; give the outputs a folder of their "
+                       f"own, such as {root / 'grading'}")
+    for part in COURSE_FOLDERS:
+        if where.is_relative_to(course / part):
+            raise OutError(f"--out {out} is inside the course's {part}/; give the outputs a folder "
+                           f"of their own, such as {root / 'grading'}")
+    given = submissions.resolve() if submissions is not None else None
+    if given is not None and given.is_dir() and (where.is_relative_to(given) or given.is_relative_to(where)):
+        raise OutError(f"--out {out} and the submissions {submissions} overlap; give the outputs "
+                       "a folder of their own")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        ignore = out / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(GITIGNORE, encoding="utf-8")
+        (out / ".write-test").write_text("")
+        (out / ".write-test").unlink()
+    except OSError as exc:
+        raise OutError(f"cannot write to {out}: {exc}") from None
+
+
+def course_sources(course) -> dict[str, dict[str, dict]]:
+    """Each assignment's source notebooks (file name -> JSON), from ``load_course``'s."""
+    return {name: {f: pair[0] for f, pair in asg.notebooks.items()} for name, asg in course.items()}
+
+
+def write_grades(out: Path, recorder, course) -> str:
+    """Write ``out/grades.csv`` from the gradebook; return what went wrong, or ""."""
+    from .grades import grades_csv
+
+    try:
+        text = grades_csv(recorder.db_url, recorder.course_id, course_sources(course), out / "results")
+        (out / "grades.csv").write_text(text, encoding="utf-8")
+    except Exception as exc:  # noqa: BLE001 (SQLAlchemy and the file system raise many kinds)
+        return f"grades.csv could not be written from the gradebook: {type(exc).__name__}: {exc}"
+    return ""
+
+
+def summary(records: list[dict], recorder, assignments: list[str]) -> str:
+    """The end of the console: who needs a look, who did not submit, what is left to
+    grade by hand."""
+    from .grades import class_status
+
+    lines = []
+    look = sorted((r for r in records if r.get("look_at")), key=lambda r: (r["student"], r["assignment"]))
+    if look:
+        lines.append(f"Needs a look ({len(look)} of {len(records)} submission(s)):")
+        lines += [f"  - {r['student']}/{r['assignment']}: {'; '.join(r['look_at'])}" for r in look]
+    else:
+        lines.append(f"Nobody needs a look among the {len(records)} submission(s) graded.")
+    try:
+        status = class_status(recorder.db_url, recorder.course_id, assignments)
+    except Exception as exc:  # noqa: BLE001
+        return "\n".join([*lines, f"(the gradebook could not be read for the rest: {exc})"]) + "\n"
+    for name in assignments:
+        absent, by_hand = status[name]["not submitted"], status[name]["to grade by hand"]
+        if absent:
+            shown = ", ".join(absent[:10]) + (f" and {len(absent) - 10} more" if len(absent) > 10 else "")
+            lines.append(f"Not submitted ({name}): {shown}.")
+        if by_hand:
+            lines.append(f"To grade by hand in formgrader ({name}): {len(by_hand)} submission(s).")
+    return "\n".join(lines) + "\n"
 
 
 class Progress:
@@ -78,9 +148,9 @@ class Progress:
 
     def finished(self, record: dict) -> None:
         self.done += 1
-        line = self.describe(record)
+        line = "\n".join([self.describe(record), *(f"    {d}" for d in self.details(record))])
         if self.bar is not None:
-            if record["status"] != "graded" or record["incidents"] or record.get("integrity"):
+            if record["status"] != "graded" or self.details(record):
                 self.bar.write(line, file=self.stream)
             self.bar.set_postfix_str(f"{record['student']}/{record['assignment']}", refresh=False)
             self.bar.update(1)
@@ -89,18 +159,33 @@ class Progress:
 
     @staticmethod
     def describe(record: dict) -> str:
-        text = (f"{record['student']}/{record['assignment']}: {record['score']:g}/{record['max']:g}"
-                f" ({record['status']}, {record['seconds']:.1f} s)")
+        """One line: the tests' points (and the total after a late penalty)."""
+        text = f"{record['student']}/{record['assignment']}: {record['score']:g}/{record['max']:g}"
+        if record.get("late_penalty"):
+            text += (f", {record['total']:g}/{record['total_max']:g} after a late penalty of "
+                     f"{record['late_penalty']:g}")
+        text += f" ({record['status']}, {record['seconds']:.1f} s)"
         extra = []
         if record["repairs"]:
             extra.append(f"{len(record['repairs'])} repair(s)")
-        if record["incidents"]:
-            extra.append(f"{len(record['incidents'])} incident(s)")
         if record["errors"]:
             extra.append("grader error: " + record["errors"][0].strip().splitlines()[-1])
-        if record.get("integrity"):
-            extra.append(f"INTEGRITY: {'; '.join(record['integrity'])}")
         return text + (f" [{'; '.join(extra)}]" if extra else "")
+
+    @staticmethod
+    def details(record: dict) -> list[str]:
+        """Each note of a submission, on its own line."""
+        out = list(dict.fromkeys(record["notes"]))
+        late = record.get("late")
+        if late:
+            out.append(f"late: submitted {late['submitted']}, due {late['due']}; penalty "
+                       f"{late['penalty']:g} ({late['policy']})")
+        out += [f"stopped: {i}" for i in record["incidents"]]
+        out += [f"INTEGRITY: {n}" for n in record.get("integrity", [])]
+        if record.get("exchange"):
+            out.append(f"exchange: {record['exchange']}")
+        out += [f"not kept: {n}" for n in record.get("not_kept") or []]
+        return out
 
     def close(self) -> None:
         if self.bar is not None:

@@ -1,0 +1,196 @@
+"""``grades.csv``, written from the gradebook: the one place scores are kept.
+
+After every ``grade`` run (and on ``python -m grader grades``) the file is written anew
+from the gradebook, so it holds what formgrader holds: the points given by hand, a score
+changed by a person, the late penalty, and every earlier run's rows (a partial regrade
+replaces only the rows it graded). There is a row for every student in the gradebook and
+every assignment somebody submitted, "not submitted" included.
+
+Columns: ``student``, ``assignment``, ``status`` (``graded``; ``missing``: no readable
+notebook; ``failed``: the grader could not grade it; ``not submitted``), ``submitted_at``
+(UTC), ``auto`` (the tests' points), ``manual`` (points given by hand; empty while some
+written answer is not graded), ``late_penalty``, ``total`` (auto + manual - late_penalty,
+what ``nbgrader export`` calls ``score``), ``max``, ``hand_grading`` (``to do``,
+``review``, ``done`` or empty), ``look_at`` (why a person should look, from the run's
+results JSON), ``integrity``; then one column per question, ``NN.name``: an exercise's
+visible and hidden tests together, or a written answer, for the assignments in the file
+only.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .repair import kind_of, nbgrader_meta
+
+COLUMNS = ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total",
+           "max", "hand_grading", "look_at", "integrity"]
+
+
+@dataclass
+class Question:
+    name: str  # the answer cell's grade_id (or the test's, without one)
+    notebook: str  # the notebook's name without .ipynb
+    cells: list[str] = field(default_factory=list)  # the graded cells' grade_ids
+
+
+def questions(notebooks: dict[str, dict]) -> list[Question]:
+    """An assignment's questions, from its source notebooks (file name -> JSON): each
+    answer cell with the test cells after it, and each written answer."""
+    out = []
+    for filename, nb in notebooks.items():
+        stem, current = Path(filename).stem, None
+        for cell in nb["cells"]:
+            kind, gid = kind_of(cell), nbgrader_meta(cell).get("grade_id")
+            if not gid:
+                continue
+            if kind == "answer":
+                current = Question(gid, stem)
+            elif kind == "test":
+                if current is None:
+                    current = Question(gid, stem)
+                if current not in out:
+                    out.append(current)
+                current.cells.append(gid)
+            elif kind in ("manual", "task"):
+                out.append(Question(gid, stem, [gid]))
+                current = None
+    return out
+
+
+def _prefixes(names: list[str]) -> dict[str, str]:
+    """``01_matmul_views`` -> ``01`` when that number is the assignment's alone."""
+    short = {n: n.split("_")[0] for n in names}
+    counts = {s: list(short.values()).count(s) for s in short.values()}
+    return {n: (s if counts[s] == 1 and s != n else n) for n, s in short.items()}
+
+
+def submission_numbers(sub) -> dict:
+    """An nbgrader ``SubmittedAssignment``'s numbers: ``auto``, ``manual`` (None while a
+    written answer is not graded), ``pending``, ``flagged``, ``late_penalty``, ``total``,
+    ``max``, ``seconds_late``, and ``scores`` (notebook -> grade_id -> score, None for a
+    written answer not graded yet)."""
+    auto = manual = 0.0
+    pending = written_any = False
+    scores = {}
+    for nb in sub.notebooks:
+        written = {c.name for c in nb.notebook.solution_cells} | {c.name for c in nb.notebook.task_cells}
+        mine = scores.setdefault(nb.name, {})
+        for grade in nb.grades:
+            if grade.name in written:
+                written_any = True
+                if grade.manual_score is None and grade.auto_score is None:
+                    pending = True
+                    mine[grade.name] = None
+                    continue
+                manual += grade.score
+            else:
+                auto += grade.score
+            mine[grade.name] = grade.score
+    penalty = float(sub.late_submission_penalty or 0.0)
+    return {"auto": auto, "manual": None if pending else (manual if written_any else 0.0),
+            "pending": pending, "written": written_any, "flagged": bool(sub.needs_manual_grade),
+            "late_penalty": penalty, "total": float(sub.score) - penalty, "max": float(sub.max_score),
+            "seconds_late": float(sub.total_seconds_late or 0.0), "scores": scores,
+            "timestamp": sub.timestamp, "duedate": sub.duedate}
+
+
+def _num(value) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _hand(numbers: dict) -> str:
+    if numbers["pending"]:
+        return "to do"
+    if numbers["flagged"]:
+        return "review"
+    return "done" if numbers["written"] else ""
+
+
+def _result(results: Path | None, student: str, assignment: str) -> dict:
+    if results is None:
+        return {}
+    try:
+        return json.loads((results / student / f"{assignment}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
+               results: Path | None = None) -> str:
+    """The text of grades.csv, from the gradebook at ``db_url``; ``course`` maps each
+    assignment to its source notebooks (file name -> JSON); ``results`` is the folder of
+    the results JSON that say why a person should look."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from ..course import ensure_scripts_on_path
+
+    ensure_scripts_on_path()  # nbgrader runs `alembic` to open a gradebook
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(db_url, course_id) as gb:
+            names = sorted(a.name for a in gb.assignments if a.name in course and a.submissions)
+            asked = {name: questions(course[name]) for name in names}
+            prefix = _prefixes(names)
+            columns = [(name, q) for name in names for q in asked[name]]
+            writer.writerow([*COLUMNS, *(f"{prefix[name]}.{q.name}" for name, q in columns)])
+            for student in sorted(s.id for s in gb.students):
+                for name in names:
+                    try:
+                        sub = gb.find_submission(name, student)
+                    except MissingEntry:  # or handed in, but the grader could not grade it
+                        record = _result(results, student, name)
+                        top = gb.find_assignment(name).max_score
+                        writer.writerow([student, name, record.get("status", "not submitted"), "", "",
+                                         "", "", "0", _num(top), "", "; ".join(record.get("look_at", [])),
+                                         "", *([""] * len(columns))])
+                        continue
+                    numbers = submission_numbers(sub)
+                    record = _result(results, student, name)
+                    when = numbers["timestamp"]
+                    row = [student, name, record.get("status", "graded"),
+                           f"{when:%Y-%m-%d %H:%M:%S} UTC" if when else "", _num(numbers["auto"]),
+                           _num(numbers["manual"]), _num(numbers["late_penalty"]), _num(numbers["total"]),
+                           _num(numbers["max"]), _hand(numbers), "; ".join(record.get("look_at", [])),
+                           " | ".join(record.get("integrity", []))]
+                    for asg, q in columns:
+                        if asg != name:
+                            row.append("")
+                            continue
+                        got = [numbers["scores"].get(q.notebook, {}).get(c) for c in q.cells]
+                        row.append("" if any(g is None for g in got) else _num(sum(got)))
+                    writer.writerow(row)
+    return out.getvalue()
+
+
+def class_status(db_url: str, course_id: str, assignments: list[str]) -> dict[str, dict[str, list[str]]]:
+    """Per assignment: the gradebook's students who have not submitted it, and those
+    with a written answer nobody has graded yet."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    from ..course import ensure_scripts_on_path
+
+    ensure_scripts_on_path()
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(db_url, course_id) as gb:
+            students = sorted(s.id for s in gb.students)
+            for name in assignments:
+                absent, by_hand = [], []
+                for student in students:
+                    try:
+                        sub = gb.find_submission(name, student)
+                    except MissingEntry:
+                        absent.append(student)
+                        continue
+                    if submission_numbers(sub)["pending"]:
+                        by_hand.append(student)
+                out[name] = {"not submitted": absent, "to grade by hand": by_hand}
+    return out
