@@ -129,8 +129,12 @@ class Cluster:
         n = len(self.verdict.accepted)
         where = "a LocalCluster on this machine" if self.local is not None else \
             f"the Dask cluster at {self.client.scheduler.address}"
+        try:
+            dashboard = f"dashboard {self.client.dashboard_link}"
+        except KeyError:
+            dashboard = "the scheduler serves no dashboard"
         return (f"{where}: {n} worker(s) of this course version ({self.version}), "
-                f"{self.threads} thread(s); dashboard {self.client.dashboard_link}")
+                f"{self.threads} thread(s); {dashboard}")
 
     def run(self, jobs: list[Job], on_result, meanwhile=None) -> None:
         """Grade ``jobs`` on the cluster; ``on_result(index, JobResult)`` here as each ends,
