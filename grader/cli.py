@@ -108,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="grade on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786; "
                    "its machines run `python -m grader worker`), or 'local' for a Dask "
-                   "LocalCluster on this machine; default: a pool of processes here")
+                   "LocalCluster of --jobs processes on this machine; default: a pool of --jobs "
+                   "processes here. On a cluster, each worker's --nworkers sets how many "
+                   "notebooks it grades at once")
     p.set_defaults(func=_grade)
     p = sub.add_parser(
         "worker", help="make this machine a grading worker of a Dask cluster",

@@ -151,6 +151,36 @@ def test_the_hashes_change_with_what_they_name(tmp_path, monkeypatch):
     assert kit.reference_hash() != reference
 
 
+def test_a_worker_without_bubblewrap_refuses_to_start(tmp_path):
+    empty = tmp_path / "bin"  # a PATH on which there is no bwrap
+    empty.mkdir()
+    env = dict(os.environ, PATH=str(empty),
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.run([sys.executable, "-m", "grader", "worker", "tcp://127.0.0.1:9"], env=env,
+                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "refusing to grade without a sandbox" in run.stderr
+    assert "bubblewrap (bwrap) is not installed" in run.stderr
+
+
+def test_the_worker_command_offers_its_version_and_passes_dask_options_on(monkeypatch):
+    from grader import cli
+    from grader.grading import worker
+
+    version = _version()
+    cmd = worker.command("tcp://h:8786", 3, version, "bwrap", ["--name", "lab-3"])
+    assert cmd[1:5] == ["worker", "tcp://h:8786", "--nworkers", "3"]
+    assert cmd[cmd.index("--nthreads") + 1] == "1"
+    assert cmd[cmd.index("--resources") + 1] == f"{version.resource}=1 {worker.BWRAP_RESOURCE}=1"
+    assert cmd[cmd.index("--preload") + 1] == "grader.grading.worker" and cmd[-2:] == ["--name", "lab-3"]
+    none = worker.command("tcp://h:8786", 1, version, "none", [])
+    assert worker.BWRAP_RESOURCE not in " ".join(none)
+    seen = {}
+    monkeypatch.setattr(worker, "main", lambda *a: seen.setdefault("args", a) and 0)
+    cli.main(["worker", "tcp://h:8786", "--nworkers", "2", "--", "--name", "lab-3", "--nworkers", "9"])
+    assert seen["args"] == ("tcp://h:8786", 2, "bwrap", ["--name", "lab-3", "--nworkers", "9"])
+
+
 # ----------------------------------------------------------------------- a real cluster
 
 SANDBOX = [] if sandboxed() else ["--sandbox", "none"]
