@@ -6,8 +6,8 @@ One module fixture runs, in order:
 1. a scheduler, and a worker of another course version (its released notebook differs);
    a grade with only that worker is refused, naming both hashes;
 2. two workers of this course version join; a small corpus of lesson 01 (honest, empty,
-   partial, a misconception, a submission that kills its kernel) is graded on the
-   cluster, with the other-version worker still there;
+   a misconception, a submission that kills its kernel) is graded on the cluster, with
+   the other-version worker still there;
 3. the same corpus is graded by the local pool;
 4. it is graded on the cluster once more, and one of the two workers is killed (its whole
    process group) while it holds jobs.
@@ -151,6 +151,53 @@ def test_the_hashes_change_with_what_they_name(tmp_path, monkeypatch):
     assert kit.reference_hash() != reference
 
 
+class _Gone:
+    address = "tcp://lost:1"
+
+
+def _fake_grade(data, version):
+    """What a worker returns, or raises, for the jobs of the test below."""
+    from distributed import KilledWorker
+
+    from grader.grading.job import JobResult
+    from grader.grading.worker import result_data
+
+    if data["student"] == "killer":
+        raise KilledWorker("grade-x", _Gone(), 3)
+    if data["student"] == "raiser":
+        raise ValueError("the task raised")
+    return result_data(JobResult(data["student"], A, data["notebook"], "graded", seconds=version[0] == "k" * 64))
+
+
+def test_the_driver_turns_lost_and_raising_jobs_into_failed_results(monkeypatch):
+    from distributed import Client, LocalCluster
+
+    from grader.grading import cluster as cluster_module
+    from grader.grading.job import Job
+
+    version = _version()
+    monkeypatch.setattr(cluster_module, "grade_remote", _fake_grade)
+    jobs = [Job(name, A, f"{A}.ipynb", {}, {}, {}, None) for name in ("alice", "killer", "raiser", "bob")]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
+                      resources=cluster_module.resources_for(version, "none")) as local, \
+            Client(local, set_as_default=False) as client:
+        verdict = cluster_module.Verdict(accepted={next(iter(local.workers.values())).address: 1})
+        grading = cluster_module.Cluster(client, version, "none", verdict)
+        got = {}
+        grading.run(jobs, lambda i, r: got.setdefault(i, r))
+        assert sorted(got) == [0, 1, 2, 3]
+        assert [got[i].status for i in range(4)] == ["graded", "failed", "failed", "graded"]
+        assert got[0].seconds == 1  # the driver's version reached the worker
+        assert "every worker that took it died" in got[1].error and "tcp://lost:1" in got[1].error
+        assert got[2].error == "ValueError: the task raised"
+
+        def broken(i, result):
+            raise RuntimeError("the proof failed")
+
+        with pytest.raises(RuntimeError, match="the proof failed"):
+            grading.run(jobs, broken)
+
+
 def test_a_worker_without_bubblewrap_refuses_to_start(tmp_path):
     empty = tmp_path / "bin"  # a PATH on which there is no bwrap
     empty.mkdir()
@@ -211,11 +258,12 @@ class Processes:
         log = open(self.logs / f"{name}.log", "wb")
         proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
-        proc.name = name
+        proc.name, proc.killed = name, False
         self.started.append(proc)
         return proc
 
     def kill(self, proc: subprocess.Popen, sig=signal.SIGKILL) -> None:
+        proc.killed = True
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
@@ -244,7 +292,7 @@ def _wait(what: str, ready, procs: Processes, timeout: float = STARTUP):
         if value:
             return value
         for proc in procs.started:
-            if proc.poll() is not None and proc.name != "victim":
+            if not proc.killed and proc.poll() is not None:
                 pytest.fail(f"{proc.name} exited ({proc.returncode}) while waiting for {what}:\n"
                             f"{procs.log(proc.name)}")
         time.sleep(0.3)
@@ -252,13 +300,10 @@ def _wait(what: str, ready, procs: Processes, timeout: float = STARTUP):
 
 
 def samples(lesson: Lesson) -> list[Sample]:
-    """A small class: honest, empty, half done, a misconception, a kernel that exits."""
-    answers = list(lesson.answers)
+    """A small class: honest, empty, a misconception (partial credit), a kernel that exits."""
     stub = Expect(0.0, "failed", "not implemented yet")
-    half = lesson.notebook({a: lesson.answers[a] for a in answers[::2]})
     return [Sample("honest", A, lesson.files(lesson.honest()), lesson.expect()),
-            Sample("empty", A, lesson.files(lesson.release), lesson.expect({a: stub for a in answers})),
-            Sample("partial", A, lesson.files(half), lesson.expect({a: stub for a in answers[1::2]})),
+            Sample("empty", A, lesson.files(lesson.release), lesson.expect({a: stub for a in lesson.answers})),
             misconception_samples(lesson)[0], kernel_exit_sample(lesson)]
 
 
@@ -280,9 +325,9 @@ def _grade(course: Path, submitted: Path, out: Path, *args) -> Run:
     return Run(done, out, done.stdout, done.stderr)
 
 
-def _grade_and_kill(course, submitted, out, scheduler, client, victim, procs) -> tuple[Run, list]:
-    """Grade on the cluster and kill ``victim`` (a worker's process group) once the first
-    submission is done while that worker holds jobs."""
+def _grade_and_kill(course, submitted, out, scheduler, client, workers, procs) -> tuple[Run, list]:
+    """Grade on the cluster and, once the first submission is done, kill the one of
+    ``workers`` that holds the most jobs (its whole process group)."""
     cmd = [sys.executable, "-m", "grader", "grade", str(submitted), "--out", str(out), *SANDBOX,
            "--scheduler", scheduler]
     proc = subprocess.Popen(cmd, env=_env(course), cwd=course, stdout=subprocess.PIPE,
@@ -292,8 +337,9 @@ def _grade_and_kill(course, submitted, out, scheduler, client, victim, procs) ->
         for line in proc.stdout:
             lines.append(line)
             if not held and re.match(r"\[1/\d+\] ", line):
-                address = victim.address
-                held = list(client.processing().get(address, []))
+                processing = client.processing()
+                victim = max(workers, key=lambda w: len(processing.get(w.address, [])))
+                held = list(processing.get(victim.address, []))
                 procs.kill(victim.proc)
         stderr = proc.stderr.read()
         proc.wait(timeout=600)
@@ -346,7 +392,7 @@ def cluster(tmp_path_factory):
         _wait("the worker of another course version", joined(1), procs)
         c.alone = _grade(course, c.submitted, base / "out-alone", "--scheduler", address)
 
-        good = [Worker(worker("good-1", course)), Worker(worker("victim", course))]
+        good = [Worker(worker("good-1", course)), Worker(worker("good-2", course))]
         workers = _wait("three workers", joined(3), procs)
         names = {w["name"]: a for a, w in workers.items()}
         for w in good:
@@ -360,7 +406,7 @@ def cluster(tmp_path_factory):
 
         c.local = _grade(course, c.submitted, base / "out-local", "--jobs", "2")
         c.killed, c.held = _grade_and_kill(course, c.submitted, base / "out-killed", address, client,
-                                           good[1], procs)
+                                           good, procs)
         c.course = course
         yield c
     finally:
