@@ -16,8 +16,9 @@ which the job fails with ``KilledWorker``); a job whose task raised is retried o
 (``retries=1``). The driver counts each job exactly once: results are keyed by job, and a
 second result for the same job is ignored (:class:`Once`).
 
-The driver keeps at most :data:`WINDOW` jobs per worker thread on the cluster at a time,
-so that the scheduler holds a few notebooks per worker, not the whole class.
+The driver keeps :data:`WINDOW` jobs per worker thread on the cluster at a time (the
+threads counted again every :data:`RECOUNT` seconds, as workers join and leave), so that the
+scheduler holds a few notebooks per worker, not the whole class.
 """
 from __future__ import annotations
 
@@ -43,6 +44,7 @@ from .worker import (
 WINDOW = 3  # jobs on the cluster per accepted worker thread
 CONNECT_TIMEOUT = 20.0  # seconds to reach the scheduler
 WORKER_WAIT = 30.0  # seconds to wait for a first worker to join
+RECOUNT = 10.0  # seconds between counts of the workers that may grade (they come and go)
 
 
 class ClusterError(RuntimeError):
@@ -121,9 +123,13 @@ class Cluster:
         self.client, self.version, self.sandbox, self.verdict = client, version, sandbox, verdict
         self.local = local  # a LocalCluster this driver started, if any
 
-    @property
-    def threads(self) -> int:
-        return sum(self.verdict.accepted.values())
+        self.threads = sum(verdict.accepted.values())
+
+    def capacity(self) -> int:
+        """Threads of the workers now in the cluster that offer what a job needs."""
+        need = resources_for(self.version, self.sandbox)
+        return sum(w.get("nthreads", 1) for w in self.client.scheduler_info()["workers"].values()
+                   if all(w.get("resources", {}).get(r, 0) >= n for r, n in need.items()))
 
     def describe(self) -> str:
         n = len(self.verdict.accepted)
@@ -148,22 +154,28 @@ class Cluster:
         waiting = iter(enumerate(jobs))
         index, futures = {}, as_completed(loop=self.client.loop)
 
-        def submit_next() -> None:
+        def submit_next() -> bool:
             for i, job in waiting:
                 future = self.client.submit(
                     grade_remote, job_data(job), version, key=f"grade-{run_id}-{i}",
                     resources=need, retries=1, priority=1 if job.proof else 0)
                 index[future.key] = i
                 futures.add(future)
-                return
+                return True
+            return False
+
+        checked = time.monotonic()
+
+        def fill() -> None:  # WINDOW jobs per thread of the workers that may grade them
+            while futures.count() < max(WINDOW * self.threads, 1) and submit_next():
+                pass
 
         try:
-            for _ in range(max(WINDOW * self.threads, 1)):
-                submit_next()
+            fill()
             if meanwhile is not None:
                 meanwhile()
             for future in futures:
-                i = index.pop(future.key)
+                i = index[future.key]
                 try:
                     result = result_from(future.result())
                 except KilledWorker as exc:
@@ -171,7 +183,10 @@ class Cluster:
                 except Exception as exc:  # noqa: BLE001 (a task that raised twice, a lost cluster)
                     result = failed(jobs[i], f"{type(exc).__name__}: {exc}")
                 future.release()
-                submit_next()
+                if time.monotonic() - checked > RECOUNT:  # workers may have joined or left
+                    checked = time.monotonic()
+                    self.threads = self.capacity() or self.threads
+                fill()
                 deliver(i, result)
         except BaseException:
             self.client.cancel(list(futures.futures))
