@@ -9,7 +9,8 @@ The clusters stand before the rounds start, as a real one does (a scheduler and
 from the command's start to its exit (connecting, the environment proof, grading and
 writing every output). Every configuration grades the same generated class (honest, partial,
 empty and misconception notebooks of one lesson); the configurations take turns for
-``--rounds`` rounds (the machine may be shared) and each one's best round is reported.
+``--rounds`` rounds, every other round in reverse order (the machine may be shared), and
+each one's best round is reported.
 
 It prints, per configuration, seconds and submissions per second, and CPU seconds per
 submission (on a cluster, the driver's alone: what the one machine that writes the
@@ -133,20 +134,21 @@ def main() -> None:
     graded = {}
     try:
         for r in range(args.rounds):
-            line = []
+            line = {}
+            order = list(configs) + (["baseline"] if baseline is not None else [])
+            if r % 2:  # every other round backwards: no configuration always runs first
+                order.reverse()
             with tempfile.TemporaryDirectory(prefix="bench-") as tmp:
-                for i, (label, extra) in enumerate(configs.items()):
-                    wall, cpu, graded[label] = grade(students, Path(tmp), f"c{i}", env, *extra)
+                for i, label in enumerate(order):
+                    if label == "baseline":
+                        (base := Path(tmp) / "b").mkdir()
+                        wall, cpu = baseline.grade(base, 2)
+                    else:
+                        wall, cpu, graded[label] = grade(students, Path(tmp), f"c{i}", env, *configs[label])
                     if label not in best or wall < best[label][0]:
                         best[label] = (wall, cpu)
-                    line.append(f"{wall / n:.2f}")
-                if baseline is not None:
-                    (base := Path(tmp) / "b").mkdir()
-                    wall, cpu = baseline.grade(base, 2)
-                    if "baseline" not in best or wall < best["baseline"][0]:
-                        best["baseline"] = (wall, cpu)
-                    line.append(f"{wall / n:.2f}")
-            print(f"  round {r + 1}: " + ", ".join(line) + " s per submission")
+                    line[label] = f"{wall / n:.2f}"
+            print(f"  round {r + 1}: " + ", ".join(f"{k} {line[k]}" for k in line) + " s per submission")
         with tempfile.TemporaryDirectory(prefix="bench-") as tmp:  # the fixed start
             start, start_cpu, _ = grade(students[:1], Path(tmp), "one", env, "--scheduler",
                                        clusters[2].address)
