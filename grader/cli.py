@@ -52,7 +52,7 @@ def _grade(args) -> int:
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall)
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
                  limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
-                 only=args.assignment)
+                 only=args.assignment, scheduler=args.scheduler)
 
 
 def _grades(args) -> int:
@@ -77,6 +77,13 @@ def _grades(args) -> int:
     print(f"Wrote {out / 'grades.csv'} from the gradebook ({recorder.db_url}): "
           f"{max(len(text.splitlines()) - 1, 0)} row(s).")
     return 0
+
+
+def _worker(args) -> int:
+    from .grading.batch import default_jobs
+    from .grading.worker import main
+
+    return main(args.scheduler, args.nworkers or default_jobs(), args.sandbox, args.dask_args)
 
 
 def _positive(kind):
@@ -128,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
                    "everyone's rows")
     p.add_argument("--assignment", action="append", metavar="NAME",
                    help="grade only this assignment (repeatable)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:8786; "
+                   "its machines run `python -m grader worker`), or 'local' for a Dask "
+                   "LocalCluster of --jobs processes on this machine; default: a pool of --jobs "
+                   "processes here. On a cluster, each worker's --nworkers sets how many "
+                   "notebooks it grades at once")
     p.set_defaults(func=_grade)
     p = sub.add_parser(
         "grades", help="rewrite DIR/grades.csv from the gradebook (after grading by hand)",
@@ -137,5 +150,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--db", default=None, metavar="URL",
                    help="gradebook URL (default: the course's, from nbgrader_config.py)")
     p.set_defaults(func=_grades)
+    p = sub.add_parser(
+        "worker", help="make this machine a grading worker of a Dask cluster",
+        description="Check that this machine can grade (the student kit, the sandbox), name its "
+        "course version, then start `dask worker SCHEDULER` with one grading process per core. "
+        "The driver (`grade --scheduler SCHEDULER`) sends jobs only to workers of its own "
+        "course version. Options after -- go to `dask worker` itself, for example "
+        "`python -m grader worker tcp://HOST:8786 -- --name lab-3 --memory-limit 8GB`.")
+    p.add_argument("scheduler", metavar="SCHEDULER", help="the scheduler's address, tcp://HOST:8786")
+    p.add_argument("--nworkers", type=_positive(int), default=None, metavar="N",
+                   help="notebooks graded at once on this machine (default: the number of cores)")
+    p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                   help="as for grade: bwrap (default; refuses to start without it) or none")
+    p.set_defaults(func=_worker)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    rest = []  # `worker ... -- DASK_ARGS`: options for `dask worker` itself
+    if argv[:1] == ["worker"] and "--" in argv:
+        argv, rest = argv[:argv.index("--")], argv[argv.index("--") + 1:]
     args = parser.parse_args(argv)
+    args.dask_args = rest
     return args.func(args)

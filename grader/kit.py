@@ -15,7 +15,8 @@ release, kit or grading is copied. ``tests/test_kit.py`` searches a built kit fo
 line of the solutions, references and mistakes, and runs its notebooks.
 
 The kit is also what the grading sandbox holds (``grader.grading.sandbox``); ``KIT.json``
-lists every file with its SHA-256, and :func:`kit_hash` names a kit's content.
+lists every file with its SHA-256, and :func:`kit_hash` names a kit's content;
+:func:`reference_hash` names the instructor's side that judges what runs in it.
 """
 from __future__ import annotations
 
@@ -92,6 +93,38 @@ def kit_hash(root: Path) -> str:
     compares with the driver's)."""
     text = json.dumps(manifest(kit_files(root)), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()
+
+
+# What computes a verdict besides the kit: the instructor's side of the package and the
+# libraries the live reference computes with.
+VERDICT_LIBRARIES = ("numpy", "torch")
+
+
+def reference_files() -> dict[str, Path]:
+    """The instructor's side of the package (references, lessons with their cases and
+    mistakes, the trusted checker and the grading pipeline): every module of ``grader/``
+    that the kit does not ship."""
+    shipped = {rel for part in LEARNER_PACKAGE for rel in
+               (p.relative_to(CHECKOUT).as_posix() for p in _python_files(CHECKOUT / part))}
+    return {rel: path for path in _python_files(CHECKOUT / "grader")
+            if (rel := path.relative_to(CHECKOUT).as_posix()) not in shipped}
+
+
+def reference_hash() -> str:
+    """A name for what reaches verdicts outside the sandbox: the content of
+    :func:`reference_files` and the installed versions of ``VERDICT_LIBRARIES`` (what a
+    grading worker compares with the driver's, besides :func:`kit_hash`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    content = {"files": manifest(reference_files()),
+               "libraries": {name: installed(name) for name in VERDICT_LIBRARIES}}
+    return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
 def build_kit(root: Path, out: Path, *, force: bool = False) -> Path:

@@ -11,7 +11,8 @@ The order of work:
    same sandbox, bridge and checker, and must earn full marks, and its release must earn
    0; otherwise nobody is graded;
 4. run one job per submitted notebook in a pool of worker processes
-   (:func:`grader.grading.job.run_job`);
+   (:func:`grader.grading.job.run_job`), or with ``--scheduler`` on the workers of a Dask
+   cluster, which call the same function (:mod:`grader.grading.cluster`);
 5. as each submission finishes, write its gradebook entry, late penalty, autograded
    folder, feedback pages and JSON result, in this process only
    (:mod:`grader.grading.outputs`);
@@ -46,11 +47,11 @@ from ..kit import KitError, build_kit
 from .autograded import exchange_secrets
 from .choice import candidates
 from .gradebook import GradebookError, Recorder
-from .job import Job, JobResult, run_job
+from .job import Job, JobResult, font_cache, run_job
 from .late import LateConfigError, LatePolicy
 from .outputs import Outputs
 from .report import OutError, Progress, check_out, summary, write_grades
-from .sandbox import NO_SANDBOX, Limits, SandboxUnavailable, detect
+from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions, select
 
 
@@ -99,22 +100,6 @@ def load_course(root: Path, ignore: list[str]) -> dict[str, Assignment]:
                 asg.files["/".join(parts)] = path.read_bytes()
         course[name] = asg
     return course
-
-
-def _font_cache() -> str:
-    """matplotlib's font list, so that no kernel spends seconds rebuilding it."""
-    home = Path(os.environ.get("MPLCONFIGDIR") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
-    found = sorted(home.glob("fontlist-v*.json"))
-    if found:
-        return str(found[-1])
-    try:
-        import matplotlib
-        from matplotlib import font_manager  # noqa: F401 (builds the cache if it is missing)
-    except Exception:  # noqa: BLE001
-        return ""
-    found = sorted(Path(matplotlib.get_cachedir()).glob("fontlist-v*.json"))
-    return str(found[-1]) if found else ""
 
 
 def default_jobs() -> int:
@@ -180,9 +165,12 @@ def _db_path(db_url: str) -> list[Path]:
 
 def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
           sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None,
-          students: list[str] | None = None, only: list[str] | None = None) -> int:
+          students: list[str] | None = None, only: list[str] | None = None,
+          scheduler: str | None = None) -> int:
     """Grade every submission under ``submissions`` (of ``students``, for the assignments
-    ``only``; None: all) into ``out``; return the exit status."""
+    ``only``; None: all) into ``out``; return the exit status. With ``scheduler`` (a Dask
+    scheduler's address, or "local" for a LocalCluster here) the jobs run on that cluster
+    (:mod:`grader.grading.cluster`); everything else runs here."""
     stream, err = stream or sys.stdout, err or sys.stderr
     limits = limits or Limits()
     started = time.monotonic()
@@ -210,16 +198,32 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
             print(f"grade: cannot build the student kit the sandbox holds: {exc}", file=err)
             return 2
         hidden = [root, submissions.resolve(), out.resolve(), *_db_path(recorder.db_url)]
+        remote = scheduler not in (None, "local")  # then each worker detects its own sandbox
         try:
-            box = detect(sandbox, kit, hidden, scratch, limits)
+            box = Sandbox(sandbox) if remote else detect(sandbox, kit, hidden, scratch, limits)
         except SandboxUnavailable as exc:
             print(f"grade: refusing to run submissions without a sandbox: {exc}.\n{NO_SANDBOX}",
                   file=err)
             return 2
-        print(f"Sandbox: {box.describe()}.", file=stream)
+        if not remote:
+            print(f"Sandbox: {box.describe()}.", file=stream)
         outputs = Outputs(out, recorder, late, secrets, course, box.kind)
-        return _grade_all(course, subs, out, box, limits, recorder, scratch, jobs or default_jobs(),
-                          started, stream, err, str(kit), outputs)
+        if scheduler:
+            from .cluster import ClusterError, open_cluster
+
+            try:
+                cluster = open_cluster(scheduler, sandbox, root, jobs or default_jobs(), stream)
+            except ClusterError as exc:
+                print(f"grade: {exc}", file=err)
+                return 2
+        try:
+            return _grade_all(course, subs, out, box, limits, recorder, scratch,
+                              cluster.threads if scheduler else jobs or default_jobs(),
+                              started, stream, err, str(kit), outputs,
+                              cluster.run if scheduler else None)
+        finally:
+            if scheduler:
+                cluster.close()
     finally:
         recorder.close()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -256,12 +260,12 @@ def proof_problem(results: list[JobResult]) -> str:
 
 
 def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
-               kit: str, outputs: Outputs) -> int:
-    font_cache = _font_cache()
+               kit: str, outputs: Outputs, run=None) -> int:
+    fonts = font_cache()
 
     def make(student, assignment, name, source, release, files, submitted_as, notes):
         return Job(student, assignment, name, source, release, files, submitted_as,
-                   course[assignment].files, box, limits, str(scratch), font_cache, notes, kit)
+                   course[assignment].files, box, limits, str(scratch), fonts, notes, kit)
 
     proof = proof_jobs(course, {s.assignment for s in subs}, make)
     jobs, groups = list(proof), defaultdict(list)
@@ -311,7 +315,10 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
         recorder.open()
 
     try:
-        _run_pool(jobs, workers, on_result, prepare)
+        if run is None:
+            _run_pool(jobs, workers, on_result, prepare)
+        else:  # a cluster's
+            run(jobs, on_result, prepare)
     except BrokenEnvironment as exc:
         progress.close()
         print(f"grade: the grading environment failed its proof, so nobody was graded.\n{exc}",

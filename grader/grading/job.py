@@ -140,6 +140,22 @@ def kernel_env(home: Path, tmp: str, kit: str = "") -> dict[str, str]:
     }
 
 
+def font_cache() -> str:
+    """matplotlib's font list, so that no kernel spends seconds rebuilding it."""
+    home = Path(os.environ.get("MPLCONFIGDIR") or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "matplotlib")
+    found = sorted(home.glob("fontlist-v*.json"))
+    if found:
+        return str(found[-1])
+    try:
+        import matplotlib
+        from matplotlib import font_manager  # noqa: F401 (builds the cache if it is missing)
+    except Exception:  # noqa: BLE001
+        return ""
+    found = sorted(Path(matplotlib.get_cachedir()).glob("fontlist-v*.json"))
+    return str(found[-1]) if found else ""
+
+
 PRELOAD = ("numpy", "matplotlib", "torch", "ipywidgets", "courseware", "grader")
 
 
