@@ -23,6 +23,8 @@ A *driver* (data, part of an exercise's description) says how one case runs:
 * ``{"kind": "value"}``: the answer is a value typed by the learner (the worksheet).
 
 Options: ``"threads": 1`` (torch on one thread), ``"quiet": true`` (no progress bars).
+A case whose ``build`` holds ``"stand_ins"`` runs with those of the learner's helpers
+replaced by the reference's sealed results (``grader.learner.standin``).
 
 Fixtures that name another of the learner's classes (``learner_object``) are built from
 the namespace the answer was defined in: the notebook's, or, at grading, the kernel's.
@@ -49,6 +51,7 @@ from .cases import Case, ErrorInfo, Outcome
 from .env import one_thread, peak_bytes, quiet
 from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
+from .standin import installed
 
 MIME = "application/vnd.attention-course.reply+json"
 MAX_OUTCOME = 8 * 2**20  # characters of one encoded outcome sent back to the grader
@@ -273,14 +276,17 @@ def run_one(answer, driver: dict, tree, namespace: dict | None = None) -> Outcom
     data = codec.decode(tree)
     pristine = codec.decode(tree)
     runner = DRIVERS[driver.get("kind", "call")]
+    namespace = namespace_of(answer) if namespace is None else namespace
     with contextlib.ExitStack() as stack:
+        stand_ins = (data.get("build") or {}).get("stand_ins")
+        if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
+            stack.enter_context(installed(namespace, stand_ins))
         if driver.get("threads") == 1:
             stack.enter_context(one_thread())
         if driver.get("quiet"):
             stack.enter_context(quiet())
         try:
-            value = runner(answer, data, driver,
-                           namespace_of(answer) if namespace is None else namespace)
+            value = runner(answer, data, driver, namespace)
         except Exception as exc:  # the learner's code may raise anything
             return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded

@@ -213,6 +213,9 @@ class Expectations:
     cases: list[Case]
     expected: list[Outcome]
     mistakes: list[MistakeRecord]
+    # For a composite: per case, ``{helper: sealed table}`` of the learner's graded
+    # helpers it calls (``grader.learner.standin``); empty for any other exercise.
+    stand_ins: list[dict] = field(default_factory=list)
 
     def to_data(self) -> dict:
         return {"info": self.info.to_data(), "hidden": self.hidden,
@@ -220,7 +223,8 @@ class Expectations:
                 "expected": [o.to_data() for o in self.expected],
                 "mistakes": [{"name": m.name, "message": m.message,
                               "outcomes": [o.to_data() for o in m.outcomes]}
-                             for m in self.mistakes]}
+                             for m in self.mistakes],
+                **({"stand_ins": self.stand_ins} if self.stand_ins else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> Expectations:
@@ -229,4 +233,17 @@ class Expectations:
                    [Outcome.from_data(o) for o in d["expected"]],
                    [MistakeRecord(m["name"], m["message"],
                                   [Outcome.from_data(o) for o in m["outcomes"]])
-                    for m in d["mistakes"]])
+                    for m in d["mistakes"]],
+                   list(d.get("stand_ins") or []))
+
+    def helpers(self) -> list[str]:
+        """The learner's graded helpers this composite calls, in the order first seen."""
+        return list(dict.fromkeys(h for tables in self.stand_ins for h in tables))
+
+    def with_stand_ins(self, helpers) -> list[Case]:
+        """The cases, each carrying the sealed tables of ``helpers`` to the driver."""
+        out = []
+        for case, tables in zip(self.cases, self.stand_ins):
+            build = {**(case.build or {}), "stand_ins": {h: tables[h] for h in helpers if h in tables}}
+            out.append(Case(case.args, case.kwargs, case.note, case.tol, case.names, build, case.meta))
+        return out

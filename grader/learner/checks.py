@@ -49,6 +49,18 @@ class LocalSubject:
 
         return scan(self.answer, rules)
 
+    def helper_passes(self, name: str) -> bool:
+        from .agent import namespace_of
+
+        helper = namespace_of(self.answer).get(name)
+        if helper is None or not callable(helper):
+            return False
+        try:
+            found = verdict(name, helper)
+        except Exception:  # noqa: BLE001 (no recording of the helper: it cannot be vouched for)
+            return False
+        return found is not None and found.passed
+
 
 _PROVIDER = None
 

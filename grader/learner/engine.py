@@ -27,6 +27,7 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference, comparison
 from .messages import case_title, describe_input, fmt_value, success_line
 from .shortcuts import Finding, missing_required_message, shortcut_message
+from .standin import MISMATCH
 
 
 class Subject(Protocol):
@@ -40,6 +41,9 @@ class Subject(Protocol):
 
     def scan(self, rules) -> tuple[list[Finding], set[str]]:
         """Forbidden uses in the answer's code, and the required names it uses."""
+
+    def helper_passes(self, name: str) -> bool:
+        """Whether the learner's graded helper ``name`` passes its own (visible) check."""
 
 
 # ----------------------------------------------------------------------------- diagnosis
@@ -203,10 +207,41 @@ def judge(exp: Expectations, subject: Subject) -> Verdict:
     for case in cases:
         case.names = case.names or info.arg_names
     outcomes = subject.run(cases)
-
-    for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
+    failure = _first_failure(exp, cmp, cases, outcomes)
+    set_aside: list[str] = []
+    if failure is not None and exp.stand_ins:
+        set_aside = [h for h in exp.helpers() if not subject.helper_passes(h)]
+        if set_aside:
+            again = subject.run(exp.with_stand_ins(set_aside))
+            failure = _stood_in_failure(exp, cmp, again, set_aside)
+    if failure is not None:
+        return failure
+    if rules is not None and rules.required and not used:
+        return Verdict(False, missing_required_message(info.name, rules))
+    bad_cases = [bad.case for bad in info.bad_inputs]
+    for case in bad_cases:
+        case.names = case.names or info.arg_names
+    run_bad = _without(exp, set_aside, bad_cases) if set_aside else bad_cases
+    for bad, case, outcome in zip(info.bad_inputs, bad_cases, subject.run(run_bad) if bad_cases else []):
+        if outcome.error is not None and outcome.error.type == MISMATCH:
+            continue  # it relies on a helper set aside to reject the input: that helper's check
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(info.name, outcome.error))
+        if outcome.error is not None and outcome.error.type == "ValueError" \
+                and outcome.error.message.strip():
+            continue
+        return Verdict(False, _bad_input_message(exp, bad, case, outcome))
+    passed = success_line(info.name, cases, len(info.bad_inputs), exp.hidden)
+    return Verdict(True, f"{passed}\n  {_set_aside_note(set_aside)}" if set_aside else passed)
+
+
+def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
+                   outcomes: list[Outcome]) -> Verdict | None:
+    """The failing verdict on the first case that goes wrong, or None."""
+    name = exp.info.name
+    for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
+        if outcome.error is not None and outcome.error.not_implemented:
+            return Verdict(False, not_implemented_message(name, outcome.error))
         if outcome.error is not None:
             return Verdict(False, _error_message(exp, case, outcome, diagnose(exp, cmp, outcomes, i)))
         if outcome.mutated:
@@ -216,20 +251,53 @@ def judge(exp: Expectations, subject: Subject) -> Verdict:
             mistake = diagnose(exp, cmp, outcomes, i)
             return Verdict(False, _wrong_value_message(exp, cmp, case, expected, outcome, diff,
                                                        mistake))
+    return None
 
-    if rules is not None and rules.required and not used:
-        return Verdict(False, missing_required_message(info.name, rules))
-    bad_cases = [bad.case for bad in info.bad_inputs]
-    for case in bad_cases:
-        case.names = case.names or info.arg_names
-    for bad, case, outcome in zip(info.bad_inputs, bad_cases, subject.run(bad_cases) if bad_cases else []):
-        if outcome.error is not None and outcome.error.not_implemented:
-            return Verdict(False, not_implemented_message(info.name, outcome.error))
-        if outcome.error is not None and outcome.error.type == "ValueError" \
-                and outcome.error.message.strip():
-            continue
-        return Verdict(False, _bad_input_message(exp, bad, case, outcome))
-    return Verdict(True, success_line(info.name, cases, len(info.bad_inputs), exp.hidden))
+
+def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:
+    """``cases`` run with stand-ins that know no result: any call on one of ``helpers``
+    raises, so a composite is judged on what it checks itself."""
+    params = {h: t["params"] for tables in exp.stand_ins for h, t in tables.items()}
+    empty = {h: {"params": params[h], "salt": "", "entries": [], "calls": []}
+             for h in helpers if h in params}
+    return [Case(c.args, c.kwargs, c.note, c.tol, c.names,
+                 {**(c.build or {}), "stand_ins": empty}, c.meta) for c in cases]
+
+
+def _set_aside_note(helpers: list[str]) -> str:
+    if len(helpers) == 1:
+        return (f"(Your {helpers[0]} fails its own check, so the reference's results stood in "
+                f"for it wherever this function calls it: one mistake costs only its own points.)")
+    names = ", ".join(helpers[:-1]) + f" and {helpers[-1]}"
+    return (f"(Your {names} fail their own checks, so the reference's results stood in for "
+            f"them wherever this function calls them: one mistake costs only its own points.)")
+
+
+def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
+                      helpers: list[str]) -> Verdict | None:
+    """The verdict of the run with ``helpers`` set aside: None if it passes; a diagnosis
+    if the composite gives a helper an input the reference never gives it; else the
+    composite's own failure, with a note that the helpers were set aside."""
+    name = exp.info.name
+    for case, outcome in zip(exp.cases, outcomes):
+        err = outcome.error
+        if err is not None and err.type == MISMATCH:
+            helper = err.message.split("(", 1)[0]
+            where = f"\n  at {err.where}" if err.where else ""
+            return Verdict(False, "\n".join([
+                f"{name} is not right yet.", "",
+                f"Diagnosis: {name} gives {helper} an input the reference never gives it: "
+                f"{err.message}.{where}",
+                "Your own " + helper + " fails its own check, so the reference's results stood "
+                "in for it; they are known only for the inputs the reference passes.",
+                "",
+                f"Smallest input where it goes wrong{case_title(case)}:",
+                describe_input(case),
+            ]))
+    failure = _first_failure(exp, cmp, exp.cases, outcomes)
+    if failure is None:
+        return None
+    return Verdict(False, f"{failure.message}\n\n{_set_aside_note(helpers)}")
 
 
 __all__ = ["Subject", "Verdict", "diagnose", "fmt_value", "judge", "not_implemented_message"]

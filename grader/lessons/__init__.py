@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import importlib
 import re
 import sys
@@ -72,6 +73,11 @@ class Exercise:
     # What the reference's outcome becomes in the expectations, when the outcome itself is
     # the answer (a typed answer's key, which is recorded sealed).
     record: Callable | None = None
+    # A composite's calls on the learner's other graded functions, as the reference makes
+    # them: ``calls(*args, **kwargs) -> [(helper, args, kwargs)]`` for one case. The
+    # helper's reference gives their results, sealed into stand-ins (grader.learner.standin)
+    # that take the place of a helper which fails its own check.
+    calls: Callable | None = None
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
@@ -215,4 +221,23 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
             outcome.value = ex.record(outcome.value)
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(agent.run, m.impl, ex.driver, cases))
                 for m in ex.misconceptions]
-    return Expectations(ex.info(), hidden, cases, expected, mistakes)
+    return Expectations(ex.info(), hidden, cases, expected, mistakes, _stand_ins(ex, cases))
+
+
+def _stand_ins(ex: Exercise, cases: list[Case]) -> list[dict]:
+    """Per case, the sealed table of each helper the reference calls (see ``Exercise.calls``)."""
+    from ..learner import codec
+    from ..learner.standin import seal
+
+    if ex.calls is None:
+        return []
+    out = []
+    for case in cases:
+        by_helper: dict[str, list] = {}
+        args = codec.decode(codec.encode(list(case.args)))  # a copy: the calls may not change it
+        kwargs = codec.decode(codec.encode(dict(case.kwargs)))
+        for helper, h_args, h_kwargs in ex.calls(*args, **kwargs):
+            by_helper.setdefault(helper, []).append((tuple(h_args), dict(h_kwargs)))
+        salt = hashlib.sha256(f"{ex.name}\0{_key(case)}".encode()).hexdigest()[:16]
+        out.append({h: seal(h, get(h).reference, calls, salt) for h, calls in by_helper.items()})
+    return out

@@ -338,9 +338,17 @@ WEIGHTS_AS_OUTPUT_MESSAGE = (
     "the output is the mixture of the values they make."
 )
 
+def attention_calls(Q, K, V):
+    """The reference's calls on the learner's helpers (its stand-ins, see Exercise.calls)."""
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    return [("attention_scores", (Q, K), {}),
+            ("softmax", (ref.attention_scores(Q, K),), {"axis": -1})]
+
+
 register(Exercise(
     name="scaled_dot_product_attention",
     reference=ref.scaled_dot_product_attention,
+    calls=attention_calls,
     cases=attention_cases,
     misconceptions=[
         *(Misconception(name, knob(ref._attention, scores=knob(ref._scores, divide_by=divisor)),
@@ -476,9 +484,17 @@ def self_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return with_variants(cases, hidden)
 
 
+def self_attention_calls(X, W_q, W_k, W_v):
+    X = np.asarray(X, dtype=float)
+    return [("scaled_dot_product_attention", (X @ np.asarray(W_q, dtype=float),
+                                              X @ np.asarray(W_k, dtype=float),
+                                              X @ np.asarray(W_v, dtype=float)), {})]
+
+
 register(Exercise(
     name="self_attention",
     reference=ref.self_attention,
+    calls=self_attention_calls,
     cases=self_cases,
     misconceptions=[
         Misconception(

@@ -120,6 +120,23 @@ def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return cases + _variants(cases[3])
 
 
+def by_hand_calls(X, W_Q, W_K, W_V):
+    """The reference's calls on the learner's helpers (its stand-ins, see Exercise.calls)."""
+    steps = ref.attention_by_hand(X, W_Q, W_K, W_V)
+    return [("key_query_scores", (steps["K"], steps["Q"]), {}),
+            ("floor_half", (steps["scores"],), {}),
+            ("softmax3_columns", (steps["scaled"],), {})]
+
+
+def row_convention_calls(X_rows, W_Q, W_K, W_V):
+    """The row convention by the column one's helpers (the scaled scores transposed for
+    the softmax), or by attention_by_hand itself on the transposed tokens."""
+    steps = ref.row_convention_attention(X_rows, W_Q, W_K, W_V)
+    return [("floor_half", (steps["scores"],), {}),
+            ("softmax3_columns", (steps["scaled"].T,), {}),
+            ("attention_by_hand", (np.asarray(X_rows, dtype=object).T, W_Q, W_K, W_V), {})]
+
+
 def row_attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     cases = attention_cases(rng, hidden)
     out = []
@@ -334,6 +351,7 @@ register(
     Exercise(
         name="attention_by_hand",
         reference=ref.attention_by_hand,
+        calls=by_hand_calls,
         cases=attention_cases,
         misconceptions=[
             Misconception("transposed scores", columns_with(scores="Qᵀ K"), MSG_SCORES_TRANSPOSED),
@@ -367,6 +385,7 @@ register(
     Exercise(
         name="row_convention_attention",
         reference=ref.row_convention_attention,
+        calls=row_convention_calls,
         cases=row_attention_cases,
         misconceptions=[
             Misconception("softmax down columns", rows_with(normalise="columns"),

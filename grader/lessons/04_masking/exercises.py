@@ -186,9 +186,15 @@ def attention_cases(rng, hidden):
     return cases
 
 
+def attention_mask_calls(lengths, T, causal=True):
+    """The reference's calls on the learner's helpers (its stand-ins, see Exercise.calls)."""
+    return [("padding_mask", (lengths, T), {})] + ([("causal_mask", (T,), {})] if causal else [])
+
+
 register(Exercise(
     name="attention_mask",
     reference=ref.attention_mask,
+    calls=attention_mask_calls,
     cases=attention_cases,
     misconceptions=[
         Misconception(
@@ -398,9 +404,18 @@ MHA_NAMES = {
     "MultiheadAttention": "torch.nn.MultiheadAttention",
 }
 
+def masked_attention_calls(Q, K, V, mask=None):
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is None:
+        mask = np.ones(scores.shape[-2:], dtype=bool)
+    return [("masked_softmax", (scores, mask), {})]
+
+
 register(Exercise(
     name="masked_attention",
     reference=ref.masked_attention,
+    calls=masked_attention_calls,
     cases=attention_cases_qkv,
     misconceptions=[
         *softmax_mistakes(ref._masked_attention),
