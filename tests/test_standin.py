@@ -9,6 +9,8 @@ that passes its own check is never set aside.
 from __future__ import annotations
 
 import json
+import sys
+import types
 
 import numpy as np
 import pytest
@@ -178,7 +180,11 @@ def _solution_namespace(lesson: Lesson) -> dict:
     first = next(c for c in lesson.source["cells"] if c["cell_type"] == "code")
     text = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
     setup = "\n".join(l for l in text.splitlines() if not l.startswith("%"))
-    ns: dict = {}
+    # A module of its own, as a notebook's __main__: a class defined here finds its
+    # neighbours (the learner's other classes) through its module.
+    module = types.ModuleType(f"learner_{lesson.name}")
+    sys.modules[module.__name__] = module
+    ns = vars(module)
     exec(compile(setup, "/learner/setup.py", "exec"), ns)  # the course's own solutions
     for gid, code in lesson.answers.items():
         try:
@@ -236,3 +242,20 @@ def test_at_grading_a_wrong_composite_still_fails_beside_a_stub_helper(source):
     v = graded(source, True)
     assert not v.passed, v.message
     assert MISMATCH not in v.message.splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- modules
+
+def test_a_module_that_runs_a_failing_graded_part_names_it():
+    """No stand-in replaces a Block built inside TinyTransformer, so its failure says
+    that the learner's Block fails its own check; with a right Block, no such words."""
+    ns = _solution_namespace(Lesson("06_residual_ablation", ROOT))
+    right = verdict("TinyTransformer", ns["TinyTransformer"])
+    assert right.passed and "Block" not in right.message.splitlines()[0], right.message
+    exec(compile("class Block(Block):\n"
+                 "    def forward(self, x):\n"
+                 "        return 2 * super().forward(x)\n", "/learner/block.py", "exec"), ns)
+    assert not verdict("Block", ns["Block"]).passed
+    v = verdict("TinyTransformer", ns["TinyTransformer"])
+    assert not v.passed
+    assert "Your Block fails its own check, and TinyTransformer runs it" in v.message, v.message

@@ -89,7 +89,7 @@ class RemoteSubject:
         self.prefetch = list(prefetch)  # every case the check will ask for: one request
         self._probe: dict | None = None
         self._outcomes: dict[str, Outcome] = {}
-        self._helpers: dict[str, bool] = {}  # helper -> passes its own check
+        self._helpers: dict[str, bool | None] = {}  # helper -> passes its own check
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
         head = json.dumps({"target": self.target, "driver": self.driver,
@@ -132,9 +132,9 @@ class RemoteSubject:
                     seen.add(tuple(item))
         return findings, used | {u for u in reply.get("used") or [] if isinstance(u, str)}
 
-    def helper_passes(self, name: str) -> bool:
+    def helper_passes(self, name: str) -> bool | None:
         """Judged here, like any check: the learner's ``name`` in their kernel against
-        the live reference's visible cases."""
+        the live reference's visible cases (None: the kernel has no ``name``)."""
         from ..learner.engine import judge
         from ..lessons import expectations
 
@@ -142,7 +142,7 @@ class RemoteSubject:
             exp = expectations(name, False)
             wanted = exp.cases + [b.case for b in exp.info.bad_inputs]
             helper = RemoteSubject(self.session, name, exp.info, self.scope, wanted)
-            self._helpers[name] = judge(exp, helper).passed
+            self._helpers[name] = None if "missing" in helper.probe() else judge(exp, helper).passed
         return self._helpers[name]
 
     def run(self, cases: list[Case]) -> list[Outcome]:

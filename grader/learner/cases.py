@@ -173,18 +173,23 @@ class ExerciseInfo:
     rules: Rules | None = None
     hint: str = ""
     bad_inputs: list[BadInput] = field(default_factory=list)
+    # The learner's other graded classes and functions it runs, where no stand-in can take
+    # their place (a module built inside it): a failure says which of them fail their checks.
+    uses: tuple[str, ...] = ()
 
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver,
                 "compare": self.compare, "rules": self.rules.to_data() if self.rules else None,
                 "hint": self.hint,
-                "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs]}
+                "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs],
+                **({"uses": list(self.uses)} if self.uses else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> ExerciseInfo:
         return cls(d["name"], tuple(d["arg_names"]), d["driver"], d["compare"],
                    Rules.from_data(d["rules"]) if d["rules"] else None, d["hint"],
-                   [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]])
+                   [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]],
+                   tuple(str(u) for u in d.get("uses") or ()))
 
 
 class MistakeRecord:

@@ -49,11 +49,13 @@ class LocalSubject:
 
         return scan(self.answer, rules)
 
-    def helper_passes(self, name: str) -> bool:
+    def helper_passes(self, name: str) -> bool | None:
         from .agent import namespace_of
 
         helper = namespace_of(self.answer).get(name)
-        if helper is None or not callable(helper):
+        if helper is None:
+            return None
+        if not callable(helper):
             return False
         try:
             found = verdict(name, helper)

@@ -42,8 +42,9 @@ class Subject(Protocol):
     def scan(self, rules) -> tuple[list[Finding], set[str]]:
         """Forbidden uses in the answer's code, and the required names it uses."""
 
-    def helper_passes(self, name: str) -> bool:
-        """Whether the learner's graded helper ``name`` passes its own (visible) check."""
+    def helper_passes(self, name: str) -> bool | None:
+        """Whether the learner's graded helper ``name`` passes its own (visible) check;
+        None if the learner has no ``name``."""
 
 
 # ----------------------------------------------------------------------------- diagnosis
@@ -210,12 +211,12 @@ def judge(exp: Expectations, subject: Subject) -> Verdict:
     failure = _first_failure(exp, cmp, cases, outcomes)
     set_aside: list[str] = []
     if failure is not None and exp.stand_ins:
-        set_aside = [h for h in exp.helpers() if not subject.helper_passes(h)]
+        set_aside = [h for h in exp.helpers() if subject.helper_passes(h) is not True]
         if set_aside:
             again = subject.run(exp.with_stand_ins(set_aside))
             failure = _stood_in_failure(exp, cmp, again, set_aside)
     if failure is not None:
-        return failure
+        return _with_culprits(failure, info, subject, set_aside)
     if rules is not None and rules.required and not used:
         return Verdict(False, missing_required_message(info.name, rules))
     bad_cases = [bad.case for bad in info.bad_inputs]
@@ -262,6 +263,20 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
              for h in helpers if h in params}
     return [Case(c.args, c.kwargs, c.note, c.tol, c.names,
                  {**(c.build or {}), "stand_ins": empty}, c.meta) for c in cases]
+
+
+def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:
+    """``failure``, naming the learner's graded parts it runs that fail their own checks
+    (``info.uses``): the difference may be theirs, not this exercise's."""
+    failing = [h for h in info.uses if h not in set_aside and subject.helper_passes(h) is False]
+    if not failing:
+        return failure
+    names = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + f" and {failing[-1]}"
+    verb = "fails its own check" if len(failing) == 1 else "fail their own checks"
+    return Verdict(False, f"{failure.message}\n\nYour {names} {verb}, and {info.name} runs "
+                          f"{'it' if len(failing) == 1 else 'them'}: the difference may come from "
+                          f"there. Make {'that check' if len(failing) == 1 else 'those checks'} "
+                          f"pass first.")
 
 
 def _set_aside_note(helpers: list[str]) -> str:

@@ -78,13 +78,16 @@ class Exercise:
     # helper's reference gives their results, sealed into stand-ins (grader.learner.standin)
     # that take the place of a helper which fails its own check.
     calls: Callable | None = None
+    # The learner's graded classes it builds or runs, which no stand-in replaces (a Block
+    # inside TinyTransformer): a failure names those that fail their own checks.
+    uses: tuple[str, ...] = ()
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
                              b.case.names or self.arg_names, b.case.build, b.case.meta), b.why)
                for b in self.bad_inputs]
         return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
-                            dict(self.compare), self.rules, self.hint, bad)
+                            dict(self.compare), self.rules, self.hint, bad, tuple(self.uses))
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
         """The cases, smallest first, each with the argument names filled in (``offset``

@@ -291,6 +291,7 @@ def _model_bad_inputs() -> list[BadInput]:
 
 register(Exercise(
     name="TinyTransformer",
+    uses=("Block",),
     reference=ref.TinyTransformer,
     cases=model_cases,
     driver=MODULE_RUN,
@@ -332,8 +333,7 @@ register(Exercise(
     ],
     bad_inputs=_model_bad_inputs(),
     hint=("Embed the tokens and their positions, run every block in order, then normalise "
-          "once more before the output head, and pass residual on to every block. This model "
-          "uses your Block: make Block's check pass first."),
+          "once more before the output head, and pass residual on to every block."),
 ))
 
 
@@ -504,6 +504,7 @@ def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="run_ablation",
+    uses=("TinyTransformer", "train", "token_similarity"),
     reference=ref.run_ablation,
     cases=ablation_cases,
     driver=TRAINING_RUN,
