@@ -48,7 +48,7 @@ def live(name, answer, hidden=False):
     return judge(exp, LocalSubject(answer, exp.info.driver, name))
 
 
-MODULE_LINES = 40  # a module exercise's failure message, at most (the big dumps are narrowed)
+MODULE_LINES = 25  # a module exercise's failure message stays under this many lines (issue 14)
 
 
 def answer_of(mis):

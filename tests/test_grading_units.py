@@ -484,8 +484,9 @@ def test_a_pair_of_results_is_narrowed_to_what_differs():
     wrong[1, 0, 2, 1] = 0.9
     output = np.arange(24.0).reshape(2, 3, 4)
     want, got = fmt_pair((output, weights), (output, wrong), FLOAT64)
-    assert "item 1:" in want and "    item 0:" not in want and "(item 0: as expected)" in want
-    assert "[1, 0] of the 2×2×3×3 array:" in got and "0.9" in got
+    assert "item 1, [1, 0] of the 2×2×3×3 float64 array:" in want and "item 0" not in want
+    assert "item 1, [1, 0] of the 2×2×3×3 float64 array:" in got and "0.9" in got
+    assert "(item 0: as expected)" in got  # said once, under the learner's result
     assert len(got.splitlines()) < 10
     params = {f"p{i}": np.ones(3) for i in range(6)}
     changed = {**params, "p2": np.zeros(3), "p4": np.zeros(3)}

@@ -230,7 +230,7 @@ class Module(Comparison):
         return fmt_value(value)
 
 
-LAYOUT_LINES = 6  # parameters listed at most on each side of a layout that differs
+LAYOUT_LINES = 6  # layers listed at most on each side of a layout that differs
 
 
 def _layout_pair(want: dict, got: dict) -> tuple[str, str]:
@@ -238,9 +238,13 @@ def _layout_pair(want: dict, got: dict) -> tuple[str, str]:
     on one side, or of another shape."""
     def side(mine: dict, other: dict) -> list[str]:
         names = [n for n in mine if n not in other or list(other[n]) != list(mine[n])]
-        lines = [f"    {n}: {shape_str(mine[n])}" for n in names[:LAYOUT_LINES]]
-        if len(names) > LAYOUT_LINES:
-            lines.append(f"    … and {len(names) - LAYOUT_LINES} more")
+        layers: dict[str, list[str]] = {}  # one line per layer: w_q.weight 4×4, w_q.bias 4
+        for n in names:
+            layers.setdefault(n.rsplit(".", 1)[0] if "." in n else n, []).append(
+                f"{n} {shape_str(mine[n])}")
+        lines = [f"    {', '.join(parts)}" for parts in list(layers.values())[:LAYOUT_LINES]]
+        if len(layers) > LAYOUT_LINES:
+            lines.append(f"    … and {len(layers) - LAYOUT_LINES} more layers")
         return lines
 
     wanted, made = side(want, got), side(got, want)

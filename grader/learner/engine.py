@@ -21,6 +21,7 @@ the same message in a notebook, in the kit and in the grader.
 """
 from __future__ import annotations
 
+import re
 from typing import Protocol
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
@@ -105,6 +106,9 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         generic = "it works on small numbers but not on large ones: look for overflow."
     diag = _diagnosis(exp, mistake, generic)
     want, got = cmp.show_pair(expected.value, outcome.value, case, diff)
+    also = re.match(r"^(.*)\n\s*\((also different: [^\n]*)\)$", got, re.S)
+    if also:  # said once, where the differences are named
+        got, remark = also.group(1), f"{remark}; {also.group(2)}"
     by_object = exp.info.driver.get("kind") == "object"
     gave = f"Your {name} gave:" if by_object else "Your function returned:"
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
@@ -268,7 +272,8 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:
     """``failure``, naming the learner's graded parts it runs that fail their own checks
     (``info.uses``): the difference may be theirs, not this exercise's."""
-    failing = [h for h in info.uses if h not in set_aside and subject.helper_passes(h) is False]
+    failing = [h for h in info.uses if h not in set_aside and f"calls your {h}," not in
+               failure.message and subject.helper_passes(h) is False]
     if not failing:
         return failure
     names = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + f" and {failing[-1]}"

@@ -56,15 +56,22 @@ def _matrices(want, got, tol, indent: str) -> tuple[str, str] | None:
     """Two arrays of more than :data:`LARGEST_SHOWN` axes, shown as the matrix that holds
     their first difference (``[0, 1]`` of a 2×2×3×3 array), or None."""
     want, got = to_numpy(want), to_numpy(got)
-    if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)) or want.ndim <= LARGEST_SHOWN:
+    if not (isinstance(want, np.ndarray) and isinstance(got, np.ndarray)) or \
+            want.ndim <= LARGEST_SHOWN or got.ndim <= LARGEST_SHOWN:
         return None
-    first = _first_difference(want, got, tol)
-    if first is None:
-        return None
-    lead = first[: want.ndim - LARGEST_SHOWN]
-    label = f"{indent}[{', '.join(map(str, lead))}] of the {shape_str(want.shape)} array:"
-    return (f"{label}\n{fmt_value(want[lead], indent + '  ')}",
-            f"{label}\n{fmt_value(got[lead], indent + '  ')}")
+    if want.shape == got.shape:
+        first = _first_difference(want, got, tol)
+        if first is None:
+            return None
+        leads = (first[: want.ndim - LARGEST_SHOWN],) * 2
+    else:  # shapes that differ (the message says how): the first matrix of each
+        leads = ((0,) * (want.ndim - LARGEST_SHOWN), (0,) * (got.ndim - LARGEST_SHOWN))
+
+    def shown(a: np.ndarray, lead) -> str:  # the whole array's shape and dtype head the matrix
+        body = fmt_value(a[lead], indent + "  ").splitlines()[:-1]
+        where = f"[{', '.join(map(str, lead))}]"
+        return "\n".join([f"{indent}{where} of the {shape_str(a.shape)} {a.dtype} array:", *body])
+    return shown(want, leads[0]), shown(got, leads[1])
 
 
 def _entries(x):
@@ -105,11 +112,15 @@ def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ..
 
     lines_w, lines_g = [], []
     for i in shown:
-        pair = _matrices(want[i][1], got[i][1], tol, indent + "  ")
-        w, g = pair or (fmt_value(want[i][1], indent + "  "), fmt_value(got[i][1], indent + "  "))
+        pair = _matrices(want[i][1], got[i][1], tol, indent)
+        if pair is not None:  # one head line: "item 1, [0, 0] of the 2×2×3×3 float32 array:"
+            lines_w.append(f"{indent}{want[i][0]}, {pair[0][len(indent):]}")
+            lines_g.append(f"{indent}{got[i][0]}, {pair[1][len(indent):]}")
+            continue
+        w, g = fmt_value(want[i][1], indent + "  "), fmt_value(got[i][1], indent + "  ")
         lines_w.append(f"{indent}{want[i][0]}:\n{w}")
         lines_g.append(f"{indent}{got[i][0]}:\n{g}")
-    return "\n".join(lines_w + ([note] if note else [])), "\n".join(lines_g + ([note] if note else []))
+    return "\n".join(lines_w), "\n".join(lines_g + ([note] if note else []))  # the note once
 
 
 def _same_as(arg, earlier: list[tuple[str, object]]) -> str:
@@ -126,10 +137,23 @@ def _same_as(arg, earlier: list[tuple[str, object]]) -> str:
     return ""
 
 
+RANDOM_SHOWN = 4  # entries of a module's random float input shown; a bigger one by its shape
+
+
+def _random_input(arg) -> str:
+    """A module case's float array with more than :data:`RANDOM_SHOWN` entries, in one
+    line: its values mean nothing without the check's weights, which are not shown."""
+    a = to_numpy(arg)
+    if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size > RANDOM_SHOWN:
+        return f"random values, shape {shape_str(a.shape)}, dtype {a.dtype}"
+    return ""
+
+
 def describe_input(case: Case) -> str:
     parts, earlier = [], []
+    module = bool(case.build and case.build.get("describe"))
     if case.build and case.build.get("describe"):
-        parts.append(f"  {case.build.get('label', 'module')} =\n    {case.build['describe']}")
+        parts.append(f"  {case.build.get('label', 'module')} = {case.build['describe']}")
     for i, arg in enumerate(case.args):
         name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
         kind = ""
@@ -141,6 +165,9 @@ def describe_input(case: Case) -> str:
         earlier.append((name, arg))
         if same:
             parts.append(f"  {name} = the same as {same}")
+            continue
+        if module and _random_input(arg):
+            parts.append(f"  {name} = {_random_input(arg)}")
             continue
         parts.append(f"  {name}{kind} =\n{fmt_value(arg)}")
     for key, val in case.kwargs.items():
