@@ -137,6 +137,49 @@ def test_no_introduction_writes_out_its_exercise(lesson):
     assert not problems, "the text before an exercise writes out its solution:\n" + "\n".join(problems)
 
 
+# Three passages as they were before issue 14 rewrote them: each wrote out its exercise.
+OLD_RECIPE = """Write `masked_softmax(scores, mask)`, a softmax over the last axis (the keys):
+
+1. set the masked scores to `-np.inf` with `np.where(mask, scores, -np.inf)`;
+2. subtract each row's maximum before `np.exp`, for stability. In a row with no allowed key
+   the maximum is $-\\infty$: subtract 0 there instead;
+3. divide by the row sum, and return zeros where the sum is 0
+   (`np.divide(e, total, out=np.zeros_like(e), where=total > 0)`)."""
+OLD_FORMULAS = """* **Value-down.** A token row $x$ becomes the head's value $x\\,D_i$ with
+  $D_i$ = `w_v.weight[features, :].T`, shape `[d_model, d_head]`: down to `d_head` features.
+* **Value-up.** After attention, `w_o` reads the head's `d_head` features through
+  `w_o.weight[:, features]`; as a row map that is $U_i$ = `w_o.weight[:, features].T`."""
+OLD_BLOCK = """Now put the pieces together:
+
+```
+weights = softmax(scores, axis=-1)      # [..., T_q, T_k]: row i = how query i shares its attention
+output  = weights @ V                   # [..., T_q, d_v]: row i = mix of the rows of V
+```"""
+
+
+def test_the_search_finds_prose_that_writes_out_the_code():
+    assert dictated(OLD_RECIPE, "04_masking", "masked_softmax", markdown=True) == [
+        "np.divide(e,total,out=np.zeros_like(e),where=total>0)", "np.where(mask,scores,-np.inf)"]
+    assert dictated(OLD_FORMULAS, "05_multi_head_attention", "value_down_up", markdown=True) == [
+        "w_v.weight[features, :].T", "w_o.weight[:, features]", "w_o.weight[:, features].T"]
+    assert dictated(OLD_BLOCK, "02_dot_product_attention", "scaled_dot_product_attention",
+                    markdown=True) == ["output=weights@V"]
+    # The same ideas, taught without the code; names of tools and the exercise's own
+    # interface (its docstring says "four nn.Linear(d_model, d_model) layers") are fine.
+    assert not dictated("Masked keys get a score of −∞ before the softmax; a row with no "
+                        "allowed key gives zeros (`np.exp`, `np.where`).", "04_masking",
+                        "masked_softmax", markdown=True)
+    assert not dictated("Turn autograd off with `torch.no_grad()` and copy in place with "
+                        "`Tensor.copy_`.", "05_multi_head_attention", "copy_from_torch", markdown=True)
+    assert not dictated("It has four `nn.Linear(d_model, d_model)` layers.",
+                        "05_multi_head_attention", "MultiHeadAttention", markdown=True)
+    # In a code cell only whole fragments count, and a demonstration of another route passes.
+    assert dictated("rows = slice(i * d_head, (i + 1) * d_head)", "05_multi_head_attention",
+                    "heads_one_by_one", markdown=False)
+    assert not dictated("for i, W_i in enumerate(W.split(d_head)):", "05_multi_head_attention",
+                        "heads_one_by_one", markdown=False)
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_source_has_no_outputs(lesson):
     nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
