@@ -225,27 +225,42 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-@functools.lru_cache(maxsize=None)
-def solution_fragments(lesson: str) -> tuple[str, ...]:
-    """What no message may contain: every line of the lesson's solution regions, and the
+def _fragments(text: str) -> set[str]:
+    """Every line of the solution regions in ``text`` (one cell's source), and the
     expression of each of its ``x = ...`` and ``return ...`` lines, whitespace removed."""
+    found: set[str] = set()
+    for region in SOLUTION.findall(text):
+        for line in region.splitlines():
+            line = line.split("#")[0].strip() if not line.strip().startswith(("'", '"')) else line.strip()
+            if len(_squeeze(line)) >= SHORTEST_LINE:
+                found.add(_squeeze(line))
+            part = re.match(r"^(?:return\s+|[\w\[\], .]+?\s*(?:[-+*/@]?=)\s*)(.+)$", line)
+            if part and "==" not in line[: part.start(1)] and len(_squeeze(part.group(1))) >= SHORTEST_PART \
+                    and not re.fullmatch(r"[\w\s,()]+|[\w\s,.]+", part.group(1)):  # names and
+                # attributes alone (cache.keys): the interface
+                found.add(_squeeze(part.group(1)))
+    return found
+
+
+def _cells(lesson: str) -> list[dict]:
     import json
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[1] / "solutions" / lesson / f"{lesson}.ipynb"
+    return json.loads(path.read_text())["cells"]
+
+
+def _text(cell: dict) -> str:
+    return cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+
+
+@functools.lru_cache(maxsize=None)
+def solution_fragments(lesson: str) -> tuple[str, ...]:
+    """What no message may contain: every line of the lesson's solution regions, and the
+    expression of each of its ``x = ...`` and ``return ...`` lines, whitespace removed."""
     found: set[str] = set()
-    for cell in json.loads(path.read_text())["cells"]:
-        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        for region in SOLUTION.findall(text):
-            for line in region.splitlines():
-                line = line.split("#")[0].strip() if not line.strip().startswith(("'", '"')) else line.strip()
-                if len(_squeeze(line)) >= SHORTEST_LINE:
-                    found.add(_squeeze(line))
-                part = re.match(r"^(?:return\s+|[\w\[\], .]+?\s*(?:[-+*/@]?=)\s*)(.+)$", line)
-                if part and "==" not in line[: part.start(1)] and len(_squeeze(part.group(1))) >= SHORTEST_PART \
-                        and not re.fullmatch(r"[\w\s,()]+|[\w\s,.]+", part.group(1)):  # names and
-                    # attributes alone (cache.keys): the interface
-                    found.add(_squeeze(part.group(1)))
+    for cell in _cells(lesson):
+        found |= _fragments(_text(cell))
     return tuple(sorted(found, key=len, reverse=True))
 
 
@@ -257,3 +272,53 @@ def handed_over(message: str, lesson: str) -> list[str]:
     learner's own line, "at line 5 of your code: ...", is theirs to see)."""
     squeezed = _squeeze(YOUR_LINE.sub("", message))
     return [f for f in solution_fragments(lesson) if f in squeezed]
+
+
+# ------------------------------------------------------------------ prose that writes the code
+CODE_SPAN = re.compile(r"```[^\n]*\n(.*?)```|`([^`\n]+)`", re.S)
+NAMES_AND_CALLS = re.compile(r"[\w\s,.()]+")  # `torch.no_grad()`, `train(model, TASK, steps, seed)`
+MOST_OF_A_LINE = 0.5
+
+
+def _given(text: str) -> str:
+    """A solution cell's source without its solution regions: what the learner is given."""
+    return SOLUTION.sub("", text)
+
+
+@functools.lru_cache(maxsize=None)
+def exercises(lesson: str) -> dict[str, str]:
+    """The source of each solution code cell of the lesson, by its nbgrader ``grade_id``."""
+    return {cell["metadata"]["nbgrader"]["grade_id"]: _text(cell) for cell in _cells(lesson)
+            if cell["cell_type"] == "code" and cell["metadata"].get("nbgrader", {}).get("solution")}
+
+
+def _spans(markdown: str) -> list[str]:
+    """The code in Markdown: each inline span, and each line of a fenced block."""
+    spans = []
+    for match in CODE_SPAN.finditer(markdown):
+        spans += match.group(1).splitlines() if match.group(1) is not None else [match.group(2)]
+    return spans
+
+
+def dictated(text: str, lesson: str, exercise: str, markdown: bool) -> list[str]:
+    """What ``text`` (a cell shown before ``exercise``) writes out of that exercise's
+    solution: a fragment of it (as :func:`handed_over` finds them), or, in Markdown, a code
+    span that is more than names and calls (an index, an operator, a statement) and makes up
+    at least half of one of its solution lines. What the exercise's own cell gives (its
+    signature, docstring and given lines) is interface, never dictation."""
+    source = exercises(lesson)[exercise]
+    given = _squeeze(_given(source))
+    squeezed = _squeeze(text)
+    found = [f for f in sorted(_fragments(source), key=len, reverse=True)
+             if f in squeezed and f not in given]
+    if markdown:
+        lines = [_squeeze(line.split("#")[0]) for region in SOLUTION.findall(source)
+                 for line in region.splitlines()]
+        for span in _spans(text):
+            s = _squeeze(span)
+            if len(s) < SHORTEST_PART or NAMES_AND_CALLS.fullmatch(span) or s in given \
+                    or any(f in s for f in found):  # a fragment found already
+                continue
+            if any(s in line and len(s) >= MOST_OF_A_LINE * len(line) for line in lines if line):
+                found.append(span.strip())
+    return list(dict.fromkeys(found))

@@ -359,6 +359,49 @@ def test_a_value_error_on_valid_input_says_the_input_is_valid():
     assert "Diagnosis" not in message  # the catalogued wording differs: no guess
 
 
+# What weighted_average_rows must raise, as the notebook says and the check enforces: a
+# ValueError with a non-empty message for a row summing to too little or too much, a negative
+# weight in a row summing to 1, a NaN and an infinite weight. The wording is the learner's.
+
+def _mixture(W, V, *, message="invalid weights", negatives=True, nan_safe=True, too_large=True,
+             finite=True):
+    """weighted_average_rows as a learner writes it, with one of its checks left out."""
+    W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
+    if W.shape[-1] != V.shape[-2]:
+        raise ValueError(f"W has {W.shape[-1]} weights per row but V has {V.shape[-2]} rows")
+    if nan_safe and np.isnan(W).any():
+        raise ValueError(message)
+    summed = np.where(np.isfinite(W), W, 0.0) if not finite else W  # an inf counted as 0
+    if finite and np.isinf(W).any():
+        raise ValueError(message)
+    if negatives and (W < 0).any():
+        raise ValueError(message)
+    total = summed.sum(axis=-1)
+    if np.any(total < 1 - 1e-6) or (too_large and np.any(total > 1 + 1e-6)):
+        raise ValueError(message)
+    with np.errstate(invalid="ignore"):  # inf * 0, when an infinite weight got through
+        return W @ V
+
+
+@pytest.mark.parametrize("knob, why", [
+    ({"message": ""}, "raised ValueError with an empty message"),
+    ({"too_large": False}, "because row 0 of W sums to 1.25, not 1"),
+    ({"negatives": False}, "because W has a negative weight (-0.5), even though the row sums to 1"),
+    ({"nan_safe": False}, "because W contains NaN"),
+    ({"finite": False}, "because W contains an infinite weight"),
+], ids=["empty message", "sum too large", "negative", "NaN", "infinite"])
+def test_weighted_average_rows_must_reject_each_kind_of_bad_weights(knob, why):
+    message = failure("weighted_average_rows", lambda W, V: _mixture(W, V, **knob))
+    assert "weighted_average_rows should reject this input with a ValueError" in message
+    assert why in message
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_weighted_average_rows_may_word_its_error_as_it_likes(hidden, capsys):
+    check("weighted_average_rows", lambda W, V: _mixture(W, V, message="no"), hidden=hidden)
+    assert "✓" in capsys.readouterr().out
+
+
 def test_an_error_of_another_wording_does_not_borrow_a_diagnosis():
     def einsum_with_k_t(Q, K):
         Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)

@@ -454,6 +454,14 @@ def test_failures_show_the_inputs_a_learner_can_redo():
     assert "w_v.weight =" in message and "w_o.weight =" in message
 
 
+def test_value_down_up_diagnoses_teach_without_the_slices():
+    # They name the rows, columns and shapes to look for, never the indexing that gives them.
+    ex = lessons.get("value_down_up")
+    for text in [ex.hint, *(m.message for m in ex.misconceptions)]:
+        squeezed = text.replace(" ", "")
+        assert "weight[" not in squeezed and "].T" not in squeezed, text
+
+
 def test_module_failures_compare_the_weights_first():
     class OverQueries(EinsumAttention):
         def forward(self, query, key, value, mask=None):

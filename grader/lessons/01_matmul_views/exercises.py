@@ -122,10 +122,12 @@ def mixture_bad_inputs() -> list[BadInput]:
     v = np.arange(6.0).reshape(3, 2)
     return [
         BadInput(Case((np.array([[0.5, 0.25, 0.0]]), v)), "row 0 of W sums to 0.75, not 1"),
+        BadInput(Case((np.array([[0.75, 0.5, 0.0]]), v)), "row 0 of W sums to 1.25, not 1"),
         BadInput(Case((np.array([[1.5, -0.5, 0.0]]), v)),
                  "W has a negative weight (-0.5), even though the row sums to 1"),
         BadInput(Case((np.array([[0.5, 0.5]]), v)), "W has 2 weights per row but V has 3 rows"),
         BadInput(Case((np.array([[np.nan, 0.5, 0.5]]), v)), "W contains NaN"),
+        BadInput(Case((np.array([[np.inf, 0.5, 0.5]]), v)), "W contains an infinite weight"),
     ]
 
 

@@ -699,8 +699,9 @@ def down_up_cases(rng, hidden: bool) -> list[Case]:
                  note=f"head {head} of {h}", tol=FLOAT32) for d, h, head in plans]
 
 
-DOWN_UP = ("down = w_v.weight[features, :].T and up = w_o.weight[:, features].T, with "
-           "features = head*d_head:(head+1)*d_head")
+ROW_MAPS = ("A block of a weight stored [out, in] acts on a token row only once transposed "
+            "(nn.Linear computes x @ weight.T): down must be [d_model, d_head] and up "
+            "[d_head, d_model], so that a token row x goes to x @ down @ up")
 
 register(Exercise(
     name="value_down_up",
@@ -710,26 +711,25 @@ register(Exercise(
         Misconception(
             "weights read as [in, out]", knob(ref._value_down_up, read_as_in_out=("w_v", "w_o")),
             "you read both weights as [in_features, out_features]. nn.Linear stores weight "
-            "as [out, in], so the head's features are ROWS of w_v.weight (its outputs) and "
-            f"COLUMNS of w_o.weight (its inputs): {DOWN_UP}.",
+            "as [out, in], so the head's d_head features are ROWS of w_v.weight (they are "
+            "w_v's outputs) and COLUMNS of w_o.weight (they are w_o's inputs). "
+            f"{ROW_MAPS}.",
         ),
         Misconception(
             "value-up from rows of w_o", knob(ref._value_down_up, read_as_in_out=("w_o",)),
             "your value-down is right, but value-up came from rows of w_o.weight. w_o reads "
-            "the concatenated heads, so the head's features are its input COLUMNS: "
-            "up = w_o.weight[:, features].T, shape [d_head, d_model].",
+            "the concatenated heads, so the head's features are its input COLUMNS; as a row "
+            "map, value-up has shape [d_head, d_model].",
         ),
         Misconception(
             "value-down from columns of w_v", knob(ref._value_down_up, read_as_in_out=("w_v",)),
             "your value-up is right, but value-down came from columns of w_v.weight. The "
-            "head's features are outputs of w_v, so they are ROWS of w_v.weight ([out, in]): "
-            "down = w_v.weight[features, :].T, shape [d_model, d_head].",
+            "head's features are outputs of w_v, so they are ROWS of w_v.weight ([out, in]); "
+            "as a row map, value-down has shape [d_model, d_head].",
         ),
         Misconception(
             "not transposed", knob(ref._value_down_up, transpose=False),
-            "you picked the right slices but did not transpose them. In the row convention a "
-            "token row x maps to x @ down @ up, so down is [d_model, d_head] and up is "
-            f"[d_head, d_model]: {DOWN_UP}.",
+            f"you picked the right blocks of the weights but did not transpose them. {ROW_MAPS}.",
         ),
     ],
     bad_inputs=[
