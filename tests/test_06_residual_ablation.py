@@ -1134,6 +1134,36 @@ def test_run_skip_variants_trains_the_learners_model_without_the_instructors_sid
     assert instructors == "[]"
 
 
+def skip_order_problem(variants) -> str | None:
+    """What contradicts section 7's conclusion (the prose, question 1 and its rubric) in
+    the final losses of ``run_skip_variants``: the standard skip lowest, the value skip
+    clearly higher, no skip at chance. The margins are well inside what was measured at
+    the grading budget over seeds 0 to 15 (value above stream by 0.36 at least, none above
+    value by 1.0 at least)."""
+    final = {skip: float(np.mean(losses[-LAST:])) for skip, losses in variants.items()}
+    table = ", ".join(f"{skip} {loss:.3f}" for skip, loss in final.items())
+    if not final["value"] > final["stream"] + 0.2:
+        return f"the value skip does not end clearly above the standard skip: {table}"
+    if not final["none"] > final["value"] + 0.5:
+        return f"no skip does not end clearly above the value skip: {table}"
+    if not abs(final["none"] - TASK.chance_loss) < 0.05:
+        return f"no skip does not stay at chance ({TASK.chance_loss:.3f}): {table}"
+    return None
+
+
+def test_the_skip_experiment_keeps_its_conclusion_under_grading(monkeypatch):
+    # Formgrader shows the autograded run's outputs, so the graded budget must give the
+    # order that the prose and the free-text question rely on.
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    budget = cw.budget()
+    with quiet(), one_thread():
+        variants = cw.run_skip_variants(ref.TinyTransformer, ref.train, budget.variant_depth,
+                                        budget.variant_steps, budget.seed)
+    assert skip_order_problem(variants) is None, skip_order_problem(variants)
+    swapped = {**variants, "stream": variants["value"], "value": variants["stream"]}
+    assert "value skip does not end clearly above" in skip_order_problem(swapped)
+
+
 def test_the_checks_load_the_weights_by_name_or_report_the_layout():
     """What the old ``load_weights`` did for the checks, the module driver does now: the
     given layer names load the case's weights (so the output is the reference's), and a
