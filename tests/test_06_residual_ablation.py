@@ -461,13 +461,31 @@ def similarity_in_numpy(h):
     unit = h / np.linalg.norm(h, axis=-1, keepdims=True)
     cos = np.einsum("...id,...jd->...ij", unit, unit)
     T = h.shape[-2]
-    return np.mean((cos.sum(axis=(-1, -2)) - T) / (T * (T - 1)))
+    return float(np.mean((cos.sum(axis=(-1, -2)) - T) / (T * (T - 1))))
 
 
 @pytest.mark.parametrize("fn", [similarity_by_broadcasting, similarity_in_numpy])
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_correct_similarities_pass(fn, hidden, capsys):
     passes("token_similarity", fn, capsys, hidden)
+
+
+def similarity_as(kind):
+    """A right similarity, returned as something other than the Python float the exercise
+    asks for."""
+    def similarity(h):
+        value = similarity_by_broadcasting(h)
+        return {"0-d tensor": torch.tensor(value, dtype=torch.float64),
+                "np.float64": np.float64(value), "0-d array": np.asarray(value)}[kind]
+    return similarity
+
+
+@pytest.mark.xfail(strict=True, reason="no comparison kind of the check engine requires a Python "
+                   "float: the check accepts a right value of any numeric type (issue 14)")
+@pytest.mark.parametrize("kind", ["0-d tensor", "np.float64", "0-d array"])
+def test_a_right_similarity_that_is_not_a_python_float_fails(kind):
+    message = failure("token_similarity", similarity_as(kind))
+    assert "not a Python float" in message and "float(...)" in message
 
 
 def similarity_ignoring_bad_input(h):
@@ -864,7 +882,7 @@ def test_token_similarity_landmarks():
     scaled = h * torch.tensor([1.0, 3.0, 0.5, 7.0])[:, None]   # lengths do not matter
     assert ref.token_similarity(scaled) == pytest.approx(ref.token_similarity(h), rel=1e-6)
     assert ref.token_similarity(h[:, [2, 0, 3, 1]]) == pytest.approx(ref.token_similarity(h))
-    assert isinstance(ref.token_similarity(h), float)
+    assert type(ref.token_similarity(h)) is float  # np.float64 is an instance of float too
 
 
 @pytest.mark.parametrize("bad", [torch.ones(3), torch.ones(1, 4), torch.ones(2, 1, 4), "h"])

@@ -398,7 +398,7 @@ register(Exercise(
         Misconception(
             "one value per sequence", knob(ref._token_similarity, batch_mean=False),
             "you returned one similarity per sequence. Average those over the batch too and "
-            "return one number (a float).",
+            "return one Python float.",
         ),
     ],
     bad_inputs=[
