@@ -300,11 +300,14 @@ def _spans(markdown: str) -> list[str]:
     return spans
 
 
+QUOTED_NAME = re.compile(r"""(["'])\w+\1""")  # a key the exercise asks for: interface
+
+
 def dictated(text: str, lesson: str, exercise: str, markdown: bool) -> list[str]:
     """What ``text`` (a cell shown before ``exercise``) writes out of that exercise's
     solution: a fragment of it (as :func:`handed_over` finds them), or, in Markdown, a code
-    span that is more than names and calls (an index, an operator, a statement) and makes up
-    at least half of one of its solution lines. What the exercise's own cell gives (its
+    span that is more than names, calls and quoted keys (an index, an operator, a
+    statement) and makes up at least half of one of its solution lines. What the exercise's own cell gives (its
     signature, docstring and given lines) is interface, never dictation."""
     source = exercises(lesson)[exercise]
     given = _squeeze(_given(source))
@@ -317,6 +320,7 @@ def dictated(text: str, lesson: str, exercise: str, markdown: bool) -> list[str]
         for span in _spans(text):
             s = _squeeze(span)
             if len(s) < SHORTEST_PART or NAMES_AND_CALLS.fullmatch(span) or s in given \
+                    or QUOTED_NAME.fullmatch(span.strip()) \
                     or any(f in s for f in found):  # a fragment found already
                 continue
             if any(s in line and len(s) >= MOST_OF_A_LINE * len(line) for line in lines if line):

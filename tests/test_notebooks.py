@@ -116,10 +116,7 @@ def introductions(nb) -> list[tuple[str, list]]:
     return found
 
 
-WRITES_OUT = {  # lessons another change is rewriting; the test says when they stop failing
-    "06_residual_ablation": "lesson 06's sweep-intro gives run_ablation's model construction "
-                            "as code (issue 14, section 10; lesson 06 is edited elsewhere)",
-}
+WRITES_OUT: dict[str, str] = {}  # lessons being rewritten; the test says when they stop failing
 
 
 @pytest.mark.parametrize("lesson", [

@@ -30,6 +30,8 @@ class Difference:
     # What the answer's value suggests when no catalogued mistake explains it: shown only
     # then, since a diagnosis knows better.
     remark: str = ""
+    # False when the exercise's hint about the computation would mislead (the value is right).
+    hint: bool = True
 
 
 def _number(x) -> float | None:
@@ -464,6 +466,31 @@ class Ablation(Comparison):
         return "\n".join("    " + line for line in lines)
 
 
+class PythonFloat(Comparison):
+    """One number that must be a Python ``float``: compared as the default does, then by
+    its type (exactly: ``np.float64`` subclasses ``float``). Against a catalogued mistake
+    only the value counts, so a diagnosis finds the mistake whatever type it comes in."""
+
+    def differ(self, expected, actual, case, against_reference=True):
+        found = super().differ(expected, actual, case, against_reference)
+        if found or not against_reference or type(actual) is float:
+            return found
+        return Difference(f"the value is right, but it is {_number_kind(actual)}, not a Python "
+                          f"float. Return float(...) of it, which turns a one-element tensor or "
+                          f"array, or a NumPy number, into a Python float", hint=False)
+
+
+def _number_kind(x) -> str:
+    if type(x).__module__.startswith("torch"):
+        return ("a 0-d torch tensor" if getattr(x, "ndim", None) == 0
+                else f"a torch {type(x).__name__}")
+    if isinstance(x, np.ndarray):
+        return f"a {x.ndim}-d NumPy array"
+    if isinstance(x, np.generic):
+        return f"a NumPy {x.dtype} (np.{type(x).__name__})"
+    return f"a {type(x).__name__}"
+
+
 class KeyPaddingMask(Comparison):
     """Lesson 04's ``to_mha_key_padding_mask``, judged by what torch's
     ``nn.MultiheadAttention`` does with the mask. Against the reference the target is
@@ -526,7 +553,7 @@ def _describe(lengths, T, weights) -> str:
 
 KINDS = {"default": Comparison, "exact": Exact, "steps": Steps, "accepted": Accepted,
          "module": Module, "named": Named, "losses": Losses, "ablation": Ablation,
-         "kpm": KeyPaddingMask}
+         "kpm": KeyPaddingMask, "float": PythonFloat}
 
 
 def comparison(spec: dict) -> Comparison:

@@ -104,7 +104,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
     generic = ""
     if mistake is None and case.note and "large" in case.note:
         generic = "it works on small numbers but not on large ones: look for overflow."
-    diag = _diagnosis(exp, mistake, generic)
+    diag = _diagnosis(exp, mistake, generic) if diff.hint or mistake is not None else ""
     want, got = cmp.show_pair(expected.value, outcome.value, case, diff)
     also = re.match(r"^(.*)\n\s*\((also different: [^\n]*)\)$", got, re.S)
     if also:  # said once, where the differences are named
@@ -185,8 +185,8 @@ def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> 
         "Input:",
         describe_input(case),
         "",
-        "Raise ValueError with a message that names the argument and its shape, so the",
-        "caller sees what went wrong instead of a wrong answer.",
+        "Raise ValueError with a message of your own that says what is wrong (which",
+        "argument, and what it holds), so the caller sees the problem instead of a wrong answer.",
     ])
 
 

@@ -371,6 +371,7 @@ register(Exercise(
     reference=ref.token_similarity,
     cases=similarity_cases,
     arg_names=("h",),
+    compare={"kind": "float"},
     misconceptions=[
         Misconception(
             "self-pairs included", knob(ref._token_similarity, self_pairs=True),
@@ -398,7 +399,7 @@ register(Exercise(
         Misconception(
             "one value per sequence", knob(ref._token_similarity, batch_mean=False),
             "you returned one similarity per sequence. Average those over the batch too and "
-            "return one number (a float).",
+            "return one Python float.",
         ),
     ],
     bad_inputs=[

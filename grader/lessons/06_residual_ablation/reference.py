@@ -202,8 +202,9 @@ def _token_similarity(h, *, normalise_dim=-1, cosine=True, self_pairs=False,
 
 def token_similarity(h) -> float:
     """Mean cosine similarity over all pairs of distinct tokens of each sequence, averaged
-    over the batch. ``h: [..., T, d]`` with T >= 2. Near 1: every token points the same way
-    (rank collapse). Norms are clamped at 1e-8, as in ``F.cosine_similarity``."""
+    over the batch, as a Python float. ``h: [..., T, d]`` with T >= 2. Near 1: every token
+    points the same way (rank collapse). Norms are clamped at 1e-8, as in
+    ``F.cosine_similarity``."""
     return _token_similarity(h)
 
 
