@@ -307,8 +307,9 @@ def dictated(text: str, lesson: str, exercise: str, markdown: bool) -> list[str]
     """What ``text`` (a cell shown before ``exercise``) writes out of that exercise's
     solution: a fragment of it (as :func:`handed_over` finds them), or, in Markdown, a code
     span that is more than names, calls and quoted keys (an index, an operator, a
-    statement) and makes up at least half of one of its solution lines. What the exercise's own cell gives (its
-    signature, docstring and given lines) is interface, never dictation."""
+    statement) and makes up at least half of one of its solution lines. What the
+    exercise's own cell gives (its signature, docstring and given lines) is interface,
+    never dictation."""
     source = exercises(lesson)[exercise]
     given = _squeeze(_given(source))
     squeezed = _squeeze(text)

@@ -227,7 +227,8 @@ def judge(exp: Expectations, subject: Subject) -> Verdict:
     for case in bad_cases:
         case.names = case.names or info.arg_names
     run_bad = _without(exp, set_aside, bad_cases) if set_aside else bad_cases
-    for bad, case, outcome in zip(info.bad_inputs, bad_cases, subject.run(run_bad) if bad_cases else []):
+    bad_outcomes = subject.run(run_bad) if bad_cases else []
+    for bad, case, outcome in zip(info.bad_inputs, bad_cases, bad_outcomes):
         if outcome.error is not None and outcome.error.type == MISMATCH:
             continue  # it relies on a helper set aside to reject the input: that helper's check
         if outcome.error is not None and outcome.error.not_implemented:
@@ -248,7 +249,8 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(name, outcome.error))
         if outcome.error is not None:
-            return Verdict(False, _error_message(exp, case, outcome, diagnose(exp, cmp, outcomes, i)))
+            mistake = diagnose(exp, cmp, outcomes, i)
+            return Verdict(False, _error_message(exp, case, outcome, mistake))
         if outcome.mutated:
             return Verdict(False, _mutation_message(exp, case, outcome))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
