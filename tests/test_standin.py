@@ -122,7 +122,7 @@ def test_the_recording_carries_stand_ins_for_each_composite_case():
     assert expectations("softmax").stand_ins == []
 
 
-# ----------------------------------------------------------------------------- the check, in a notebook
+# ------------------------------------------------------------------------- the check, in a notebook
 
 def test_a_right_composite_passes_when_its_helpers_are_not_written_and_says_so():
     ns = namespace(STUBS, COMPOSITE)
@@ -219,7 +219,7 @@ def test_each_solution_composite_passes_with_every_helper_a_stub(name, ex):
         assert NOTE in v.message, v.message
 
 
-# ----------------------------------------------------------------------------- the check, at grading
+# ----------------------------------------------------------------------------- the check at grading
 
 def graded(source: str, hidden: bool):
     kernel = FakeKernel(source)
@@ -259,3 +259,39 @@ def test_a_module_that_runs_a_failing_graded_part_names_it():
     v = verdict("TinyTransformer", ns["TinyTransformer"])
     assert not v.passed
     assert "Your Block fails its own check, and TinyTransformer runs it" in v.message, v.message
+
+
+# ----------------------------------------------------------------------------- helpers of helpers
+
+SELF_ATTENTION = """
+def self_attention(X, W_q, W_k, W_v):
+    X = np.asarray(X, dtype=float)
+    shapes = [np.shape(W) for W in (W_q, W_k, W_v)]
+    if X.ndim < 2 or any(len(s) != 2 or s[0] != X.shape[-1] for s in shapes) \\
+            or shapes[0][1] != shapes[1][1]:
+        raise ValueError(f"X {X.shape} and the weights do not fit together")
+    return scaled_dot_product_attention(X @ W_q, X @ W_k, X @ W_v)
+"""
+
+
+def test_a_helper_that_passes_only_with_its_own_helpers_set_aside_is_set_aside_too():
+    """scaled_dot_product_attention passes its own check beside a stub softmax (softmax is
+    set aside there), but inside self_attention it runs the stub: so it is set aside."""
+    ns = namespace(STUBS, COMPOSITE, SELF_ATTENTION)
+    assert verdict("scaled_dot_product_attention", ns["scaled_dot_product_attention"]).passed
+    for hidden in (False, True):
+        v = verdict("self_attention", ns["self_attention"], hidden=hidden)
+        assert v.passed, v.message
+        assert "Your scaled_dot_product_attention fails its own check" in v.message, v.message
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_at_grading_a_helper_of_a_helper_is_set_aside_too(hidden):
+    source = STUBS + COMPOSITE + SELF_ATTENTION
+    kernel = FakeKernel(source)
+    reader = SourceReader()
+    reader.read(source, "<cell answer>")
+    call = CheckCall("self_attention", "self_attention", hidden)
+    v = Checker._check(call, Session(kernel, 0, 1e18), reader.scope())
+    assert v.passed, v.message
+    assert "Your scaled_dot_product_attention fails its own check" in v.message, v.message

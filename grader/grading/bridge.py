@@ -142,7 +142,8 @@ class RemoteSubject:
             exp = expectations(name, False)
             wanted = exp.cases + [b.case for b in exp.info.bad_inputs]
             helper = RemoteSubject(self.session, name, exp.info, self.scope, wanted)
-            self._helpers[name] = None if "missing" in helper.probe() else judge(exp, helper).passed
+            self._helpers[name] = None if "missing" in helper.probe() else \
+                judge(exp, helper, stand_ins=False).passed
         return self._helpers[name]
 
     def run(self, cases: list[Case]) -> list[Outcome]:

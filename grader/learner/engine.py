@@ -44,8 +44,8 @@ class Subject(Protocol):
         """Forbidden uses in the answer's code, and the required names it uses."""
 
     def helper_passes(self, name: str) -> bool | None:
-        """Whether the learner's graded helper ``name`` passes its own (visible) check;
-        None if the learner has no ``name``."""
+        """Whether the learner's graded helper ``name`` passes its own (visible) check as
+        it is, its own helpers never set aside; None if the learner has no ``name``."""
 
 
 # ----------------------------------------------------------------------------- diagnosis
@@ -192,8 +192,10 @@ def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> 
 
 # ----------------------------------------------------------------------------- the verdict
 
-def judge(exp: Expectations, subject: Subject) -> Verdict:
-    """The verdict on ``subject`` for the exercise ``exp`` describes."""
+def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Verdict:
+    """The verdict on ``subject`` for the exercise ``exp`` describes. With ``stand_ins``
+    False, a failing helper is never set aside: whether the answer works as it is, which
+    is what a composite calling it needs (``Subject.helper_passes``)."""
     info = exp.info
     if info.driver.get("kind") == "value":
         from .typed import judge_value
@@ -214,7 +216,7 @@ def judge(exp: Expectations, subject: Subject) -> Verdict:
     outcomes = subject.run(cases)
     failure = _first_failure(exp, cmp, cases, outcomes)
     set_aside: list[str] = []
-    if failure is not None and exp.stand_ins:
+    if failure is not None and exp.stand_ins and stand_ins:
         set_aside = [h for h in exp.helpers() if subject.helper_passes(h) is not True]
         if set_aside:
             again = subject.run(exp.with_stand_ins(set_aside))
