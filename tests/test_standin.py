@@ -295,3 +295,22 @@ def test_at_grading_a_helper_of_a_helper_is_set_aside_too(hidden):
     v = Checker._check(call, Session(kernel, 0, 1e18), reader.scope())
     assert v.passed, v.message
     assert "Your scaled_dot_product_attention fails its own check" in v.message, v.message
+
+
+def test_an_error_named_like_a_stand_ins_does_not_excuse_a_bad_input():
+    """Only a real set-aside excuses a bad input that reaches a helper: an answer that
+    raises its own HelperInputMismatch on a bad input, with every helper right, fails."""
+    right = _solution_namespace(Lesson("02_dot_product_attention", ROOT))
+    forged = """
+class HelperInputMismatch(Exception):
+    pass
+
+def scaled_dot_product_attention(Q, K, V):
+    if np.ndim(V) < 2:
+        raise HelperInputMismatch("softmax(...) is called, but the reference calls nothing")
+    weights = softmax(attention_scores(Q, K), axis=-1)
+    return weights @ V, weights
+"""
+    exec(compile(forged, "/learner/forged.py", "exec"), right)
+    v = verdict("scaled_dot_product_attention", right["scaled_dot_product_attention"])
+    assert not v.passed and "should reject this input with a ValueError" in v.message, v.message

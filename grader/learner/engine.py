@@ -231,7 +231,7 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
     run_bad = _without(exp, set_aside, bad_cases) if set_aside else bad_cases
     bad_outcomes = subject.run(run_bad) if bad_cases else []
     for bad, case, outcome in zip(info.bad_inputs, bad_cases, bad_outcomes):
-        if outcome.error is not None and outcome.error.type == MISMATCH:
+        if set_aside and outcome.error is not None and outcome.error.type == MISMATCH:
             continue  # it relies on a helper set aside to reject the input: that helper's check
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(info.name, outcome.error))
