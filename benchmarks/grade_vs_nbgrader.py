@@ -33,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import grading_corpus  # noqa: E402
 from grading_corpus import Lesson, misconception_samples, write, Sample  # noqa: E402
 
 
@@ -58,11 +59,7 @@ def make_class(lesson: Lesson, n: int) -> list[Sample]:
 
 
 def course_copy(where: Path) -> Path:
-    where.mkdir(parents=True)
-    for name in ("solutions", "notebooks"):
-        shutil.copytree(ROOT / name, where / name)
-    shutil.copy(ROOT / "nbgrader_config.py", where)
-    return where
+    return grading_corpus.course_copy(ROOT, where)
 
 
 def _cpu() -> float:

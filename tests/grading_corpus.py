@@ -15,6 +15,7 @@ import copy
 import inspect
 import json
 import re
+import shutil
 import sys
 import types
 from dataclasses import dataclass, field
@@ -24,6 +25,15 @@ from grader.course import released_notebook, source_notebook
 from grader.lessons import load_all
 
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION.*$")
+
+
+def course_copy(root: Path, where: Path) -> Path:
+    """A course to grade in: ``root``'s sources, release and nbgrader config."""
+    where.mkdir(parents=True)
+    for name in ("solutions", "notebooks"):
+        shutil.copytree(root / name, where / name)
+    shutil.copy(root / "nbgrader_config.py", where)
+    return where
 
 
 def sandboxed() -> bool:

@@ -33,6 +33,7 @@ import pytest
 
 from conftest import ROOT
 from grading_corpus import (
+    course_copy,
     Expect,
     Lesson,
     Sample,
@@ -240,14 +241,6 @@ def _env(course: Path) -> dict:
     return dict(os.environ, ATTENTION_COURSE_ROOT=str(course), PYTHONPATH=path)
 
 
-def _course(where: Path) -> Path:
-    where.mkdir(parents=True)
-    for name in ("solutions", "notebooks"):
-        shutil.copytree(ROOT / name, where / name)
-    shutil.copy(ROOT / "nbgrader_config.py", where)
-    return where
-
-
 class Processes:
     """Processes started here, each in its own session, all stopped by :meth:`stop`."""
 
@@ -361,7 +354,7 @@ def cluster(tmp_path_factory):
     base = tmp_path_factory.mktemp("cluster")
     logs = base / "logs"
     logs.mkdir()
-    course, other = _course(base / "course"), _course(base / "other-course")
+    course, other = course_copy(ROOT, base / "course"), course_copy(ROOT, base / "other-course")
     path = other / "notebooks" / A / f"{A}.ipynb"  # another course version: the release differs
     path.write_text(path.read_text().replace("matrix", "Matrix", 1))
     lesson = Lesson(A, ROOT)

@@ -9,7 +9,6 @@ import ast
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import nbformat
 import pytest
 
 from conftest import ROOT
+import grading_corpus
 from grader.course import assignments, released_notebook, source_notebook
 from grader.lessons import load_all
 from grader.release import build, stale_files
@@ -240,12 +240,7 @@ def test_release_is_deterministic(tmp_path):
 
 @pytest.fixture
 def course_copy(tmp_path) -> Path:
-    copy = tmp_path / "course"
-    copy.mkdir()
-    for name in ("solutions", "notebooks"):
-        shutil.copytree(ROOT / name, copy / name)
-    shutil.copy(ROOT / "nbgrader_config.py", copy)
-    return copy
+    return grading_corpus.course_copy(ROOT, tmp_path / "course")
 
 
 def _cli(course: Path, *args) -> subprocess.CompletedProcess:

@@ -192,7 +192,6 @@ class StandIn:
     def __init__(self, helper: str, table: dict):
         self.__name__ = self.__qualname__ = helper
         self._helper, self._table = helper, table
-        self.misses: list[str] = []
 
     def __call__(self, *args, **kwargs):
         values = _bind(self._table["params"], args, kwargs)
@@ -205,7 +204,6 @@ class StandIn:
                 break
         if box is None:
             call = shown(self._helper, values)
-            self.misses.append(call)
             expected = "; ".join(self._table.get("calls", ())) or "nothing"
             raise HelperInputMismatch(f"{call} is called, but on this input the reference "
                                       f"calls {expected}")
