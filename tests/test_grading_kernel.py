@@ -19,12 +19,10 @@ def _run(sources, limits):
         scratch.chmod(0o711)
         box = detect("auto", ROOT, [ROOT / "solutions"], scratch, limits)
         job = scratch / "job"
-        work, home = job / "work", job / "home"
-        work.mkdir(parents=True)
-        home.mkdir()
-        tmp = "/tmp" if box.kind == "bwrap" else str(job)
+        (job / "in" / "work").mkdir(parents=True)
+        job.chmod(0o711)
         nb = nbjson.new_notebook([nbjson.new_cell("code", s, f"c{i}") for i, s in enumerate(sources)])
-        runs = run_notebook(nb, lambda n: Kernel(job, work, box, limits, kernel_env(home, tmp), n),
+        runs = run_notebook(nb, lambda n: Kernel(job, box, limits, kernel_env(), n),
                             limits, lambda i: True)
         return nb, runs
 

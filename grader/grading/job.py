@@ -84,15 +84,22 @@ def _safe_relative(name: str) -> PurePosixPath | None:
 
 
 def _write_files(root: Path, files: dict[str, bytes]) -> None:
+    """Write ``files`` under ``root`` (the job's ``in/work``, which no kernel can write),
+    readable by the kernel's user."""
     for name, data in files.items():
         rel = _safe_relative(name)
         if rel is None:
             continue
         target = root.joinpath(*rel.parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        for parent in reversed(target.relative_to(root).parents):
+            folder = root / parent
+            if not folder.is_dir():
+                folder.mkdir(mode=0o755)
+                os.chmod(folder, 0o755)
         if target.is_dir():
             continue
         target.write_bytes(data)
+        os.chmod(target, 0o644)
 
 
 def shadowing(files: dict[str, bytes]) -> dict[str, str]:
@@ -123,16 +130,14 @@ def site_packages() -> list[str]:
     return found or list(site.getsitepackages())
 
 
-def kernel_env(home: Path, tmp: str, kit: str = "") -> dict[str, str]:
+def kernel_env(kit: str = "") -> dict[str, str]:
     """A clean environment: nothing of the grader's (tokens, paths) reaches student code.
-    The course's package comes from the student kit alone."""
+    The course's package comes from the student kit alone. The kernel's own folders
+    (HOME, TMPDIR, ...) are added per kernel (``grader.grading.kernel.box_env``)."""
     return {
         "PYTHONPATH": os.pathsep.join(([kit] if kit else []) + site_packages()),
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(home), "USER": "student", "LOGNAME": "student",
-        "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TMPDIR": tmp,
-        "MPLCONFIGDIR": str(home / ".matplotlib"), "IPYTHONDIR": str(home / ".ipython"),
-        "JUPYTER_RUNTIME_DIR": str(home / ".jupyter-runtime"),
+        "USER": "student", "LOGNAME": "student", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "NBGRADER_EXECUTION": "autograde", "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1",
         # One thread per kernel: the batch already runs one kernel per core.
         "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -184,29 +189,47 @@ def preload_modules(source: dict) -> tuple[str, ...]:
 
 
 class _Private:
-    """A job's private directory (work/, home/, tmp/) and the kernels that run in it."""
+    """A job's private directory and the kernels that run in it.
+
+    ``in/`` (``work/``: the submission's files; ``home/``: matplotlib's font list; the
+    kernels' connection files) is written by the grader before any of the submission's
+    code runs, and is read-only to the kernel. Everything the kernel writes goes to a
+    folder of its own (with bubblewrap, a tmpfs inside the sandbox; without, ``box-N/``),
+    which the grading process never opens by path."""
 
     def __init__(self, job: Job):
         self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
-        self.work, home = self.dir / "work", self.dir / "home"
-        for d in (self.work, home, home / ".matplotlib", self.dir / "tmp"):
-            d.mkdir(parents=True, exist_ok=True)
+        # Without bubblewrap a kernel of its own user must reach in/ and box-N/ here.
+        os.chmod(self.dir, 0o700 if job.sandbox.kind == "bwrap" else 0o711)
+        self.work = self.dir / "in" / "work"
+        fonts = self.dir / "in" / "home" / ".matplotlib"
+        for d in (self.dir / "in", self.work, self.dir / "in" / "home", fonts):
+            d.mkdir(mode=0o755)
+            os.chmod(d, 0o755)
         if job.font_cache and os.path.isfile(job.font_cache):
-            shutil.copy(job.font_cache, home / ".matplotlib")
-        tmp = "/tmp" if job.sandbox.kind == "bwrap" else str(self.dir / "tmp")
-        self.env = kernel_env(home, tmp, job.kit)
+            copy = fonts / os.path.basename(job.font_cache)
+            shutil.copyfile(job.font_cache, copy)
+            os.chmod(copy, 0o644)
+        self.env = kernel_env(job.kit)
         self.sandbox, self.limits = job.sandbox, job.limits
         self.preload = preload_modules(job.source)
         self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
+        self.kernels: list[Kernel] = []
 
     def kernel(self, n: int) -> Kernel:
-        return Kernel(self.dir, self.work, self.sandbox, self.limits, self.env, n, self.preload)
+        kernel = Kernel(self.dir, self.sandbox, self.limits, self.env, n, self.preload)
+        self.kernels.append(kernel)
+        return kernel
+
+    def problems(self) -> list[str]:
+        """What went wrong while putting the submission's files in place, once each."""
+        return list(dict.fromkeys(k.setup_problem for k in self.kernels if k.setup_problem))
 
     def remove(self) -> None:
         if self.first is not None:
             self.first.stop()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.dir, ignore_errors=True)  # never follows a link
 
 
 # One spare per worker process: a private directory whose kernel is already starting,
@@ -301,7 +324,6 @@ def _run(job: Job, start: float) -> JobResult:
                  "that grading needs." for name, module in sorted(hidden.items())]
         _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
         _write_files(work, job.course_files)
-        job.sandbox.hand_over(private.dir)
         replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
         checker = Checker(plan, tests)
         try:
@@ -311,6 +333,7 @@ def _run(job: Job, start: float) -> JobResult:
             checker = Checker(plan, tests)
             runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, on_test=checker.on_test)
         tests, manual, incidents = score(plan, runs, checker.results)
+        notes += [p[0].upper() + p[1:] + "." for p in private.problems()]
     except KernelStartError as exc:
         return _result(job, "failed", start, error=str(exc))
     finally:

@@ -15,7 +15,9 @@ explains it in the learner's terms.
 from __future__ import annotations
 
 import os
+import stat
 import sys
+import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -25,7 +27,7 @@ from queue import Empty
 from jupyter_client import KernelManager
 
 from . import nbjson
-from .sandbox import Limits, Sandbox
+from .sandbox import BOX, Limits, Sandbox
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
 POLL = 0.1
@@ -53,10 +55,23 @@ class KernelStartError(RuntimeError):
 
 
 class _Manager(KernelManager):
-    """A kernel manager that starts the kernel through our sandbox command."""
+    """A kernel manager that starts the kernel through our sandbox command and never
+    touches the kernel's sockets by their path (:class:`Kernel` connects to them)."""
 
     def format_kernel_cmd(self, extra_arguments=None):  # noqa: ARG002 (jupyter_client's signature)
         return list(self.sandboxed_command)
+
+    def write_connection_file(self, **kwargs):
+        super().write_connection_file(**kwargs)
+        # In the job's in/ folder, which the kernel can read and not write; it runs as
+        # another user when the grader is root.
+        os.chmod(self.connection_file, 0o644)
+
+    def _connect_control_socket(self) -> None:
+        """Not by path: the socket files are in a folder the kernel can write."""
+
+    def cleanup_ipc_files(self) -> None:
+        """The sockets live and die with the sandbox's own folder."""
 
 
 def launcher(preload: tuple[str, ...]) -> str:
@@ -233,16 +248,109 @@ def error_output(ename: str, evalue: str):
     return nbjson.new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-class Kernel:
-    """One sandboxed kernel process with its connection in the job directory."""
+CHANNELS = ("shell", "iopub", "stdin", "control", "hb")
+LOG_TAIL = 8192  # bytes of the kernel's own stdout and stderr kept, for a start that fails
 
-    def __init__(self, job_dir: Path, workdir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int,
+
+class _Tail(threading.Thread):
+    """Drains a pipe, keeping only its last bytes: what a kernel prints outside its cells
+    (a start that fails) is read from memory, never from a file it could replace."""
+
+    def __init__(self, fd: int):
+        super().__init__(daemon=True)
+        self.fd, self.data = fd, b""
+
+    def run(self) -> None:
+        try:
+            while chunk := os.read(self.fd, 65536):
+                self.data = (self.data + chunk)[-LOG_TAIL:]
+        except OSError:
+            pass
+        finally:
+            os.close(self.fd)
+
+    def lines(self, n: int = 5) -> list[str]:
+        return self.data.decode("utf-8", "replace").strip().splitlines()[-n:]
+
+
+def _open_beneath(fd: int, parts, last_kind=None) -> int:
+    """An ``O_PATH`` descriptor for ``parts`` beneath the folder ``fd``, following no
+    symbolic link on the way; with ``last_kind``, the last part must be of that kind
+    (a ``stat.S_IS*`` test). Raises ``OSError``."""
+    current = fd
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            flags = os.O_PATH | os.O_NOFOLLOW | (0 if last and last_kind else os.O_DIRECTORY)
+            found = os.open(part, flags, dir_fd=current)
+            if current != fd:
+                os.close(current)
+            current = found
+        if last_kind is not None and not last_kind(os.fstat(current).st_mode):
+            raise OSError(f"{'/'.join(parts)} is not what the kernel should have made")
+        return current
+    except BaseException:
+        if current != fd:
+            os.close(current)
+        raise
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    stat_line = f.read()
+            except OSError:
+                continue
+            if int(stat_line[stat_line.rfind(b")") + 2:].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _kill_user(uid: int) -> None:
+    """Kill every process of ``uid`` (a kernel's own user), from a child that becomes it."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            os.kill(-1, 9)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def box_env(env: dict, box: str) -> dict:
+    """``env`` with the kernel's own folders, all in ``box``."""
+    home = f"{box}/home"
+    return {**env, "HOME": home, "TMPDIR": f"{box}/tmp", "MPLCONFIGDIR": f"{home}/.matplotlib",
+            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime"}
+
+
+class Kernel:
+    """One sandboxed kernel process.
+
+    The grading process opens nothing the kernel can write. The kernel's connection file
+    is in the job's ``in/`` folder (read-only to the kernel); its own output goes to a
+    pipe; its sockets, which it makes itself, are opened once by descriptor, beneath a
+    folder the grader holds (``/proc/PID/root`` of the sandbox, or the job folder without
+    bubblewrap), following no link, and must be sockets; the grader then connects to
+    ``/proc/self/fd/N``, so that the kernel cannot point it anywhere else later.
+    """
+
+    def __init__(self, job_dir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int,
                  preload: tuple[str, ...] = ()):
-        self.job_dir, self.workdir, self.sandbox, self.limits = job_dir, workdir, sandbox, limits
+        self.job_dir, self.sandbox, self.limits = job_dir, sandbox, limits
         self.env, self.n, self.preload = env, n, preload
         self.km = self.kc = None
         self.unreadable = 0  # IOPub messages skipped because they were not readable
-        self.log_path = job_dir / f"kernel-{n}.log"
+        self.uid = sandbox.kernel_uid()
+        self.box = sandbox.box(job_dir, n)
+        self.fds: dict[str, int] = {}
+        self.tail: _Tail | None = None
+        self.setup_problem = ""  # why the submission's files could not be put in place
 
     def start(self) -> None:
         self.launch()
@@ -250,26 +358,67 @@ class Kernel:
 
     def launch(self) -> None:
         """Start the kernel process and return at once; :meth:`connect` waits for it."""
-        kdir = self.job_dir / "k"
-        kdir.mkdir(exist_ok=True)
-        km = _Manager(kernel_name="python3", transport="ipc", ip=str(kdir / f"{self.n}"),
-                      connection_file=str(kdir / f"{self.n}.json"))
+        if self.sandbox.kind != "bwrap":
+            os.mkdir(self.box, 0o700)  # fresh: the start program hands it to the kernel
+        inbox = self.sandbox.inbox(self.job_dir)
+        km = _Manager(kernel_name="python3", transport="ipc", ip=f"{self.box}/sock/k",
+                      connection_file=str(self.job_dir / "in" / f"kernel-{self.n}.json"))
         km.sandboxed_command = self.sandbox.command(
-            [sys.executable, "-S", "-P", "-c", launcher(self.preload), "-f", km.connection_file,
+            [sys.executable, "-S", "-P", "-c", launcher(self.preload), "-f", f"{inbox}/kernel-{self.n}.json",
              "--HistoryManager.enabled=False"],
-            self.job_dir, self.workdir, self.limits)
-        self.sandbox.hand_over(self.job_dir)
+            self.job_dir, self.n, self.uid, self.limits)
         self.km = km
-        with open(self.log_path, "ab") as log:
+        read, write = os.pipe()
+        self.tail = _Tail(read)
+        self.tail.start()
+        try:
+            km.start_kernel(env=box_env(self.env, self.box), cwd=str(self.job_dir), stdout=write,
+                            stderr=write)
+        except Exception as exc:  # jupyter_client raises several kinds here
+            self._failed(exc)
+        finally:
+            os.close(write)
+
+    def _box_root(self) -> tuple[int, list[str]]:
+        """A descriptor of a folder the grader holds, and the path beneath it to the
+        kernel's sockets."""
+        if self.sandbox.kind != "bwrap":
+            return os.open(self.job_dir, os.O_PATH | os.O_DIRECTORY), [f"box-{self.n}", "sock"]
+        init = _children(self.pid() or -1)  # bubblewrap's process inside the sandbox
+        if not init:
+            raise FileNotFoundError("the sandbox has not started yet")
+        return os.open(f"/proc/{init[0]}/root", os.O_PATH | os.O_DIRECTORY), \
+            [BOX.strip("/"), "sock"]
+
+    def _open_sockets(self, deadline: float) -> None:
+        ports = {ch: getattr(self.km, f"{ch}_port") for ch in CHANNELS}
+        problem = None
+        while time.monotonic() < deadline and self.alive():
             try:
-                km.start_kernel(env=self.env, cwd=str(self.workdir), stdout=log, stderr=log)
-            except Exception as exc:  # jupyter_client raises several kinds here
-                self._failed(exc)
+                root, path = self._box_root()
+                try:
+                    folder = _open_beneath(root, path)
+                finally:
+                    os.close(root)
+                try:
+                    for ch, port in ports.items():
+                        if ch not in self.fds:
+                            self.fds[ch] = _open_beneath(folder, [f"k-{port}"], stat.S_ISSOCK)
+                finally:
+                    os.close(folder)
+                return
+            except FileNotFoundError as exc:
+                problem = exc
+                time.sleep(0.02)
+        raise KernelStartError(f"its sockets did not appear ({problem or 'it stopped'})")
 
     def connect(self) -> None:
-        """Wait until the launched kernel answers (or raise :class:`KernelStartError`)."""
+        """Wait until the launched kernel answers (or raise :class:`KernelStartError`),
+        then put the submission's files in its working folder."""
         try:
+            self._open_sockets(time.monotonic() + self.limits.startup)
             self.kc = self.km.client()
+            self.kc._make_url = lambda channel: f"ipc:///proc/self/fd/{self.fds[channel]}"
             _limit_iopub(self.kc, 2 * max(self.limits.reply_chars, self.limits.output_chars) + (1 << 20))
             self.kc.start_channels()
             self.kc.wait_for_ready(timeout=self.limits.startup)
@@ -277,10 +426,21 @@ class Kernel:
             self._failed(exc)
         # The connection file holds this session's key, which student code may read: it
         # can only talk to its own kernel with it.
+        self._put_files()
+
+    def _put_files(self) -> None:
+        """Copy the job's files (read-only ``in/work``) into the kernel's working folder,
+        by the kernel itself, before any of the submission's code runs."""
+        source = f"{self.sandbox.inbox(self.job_dir)}/work"
+        code = f"__import__('shutil').copytree({source!r}, '.', dirs_exist_ok=True)"
+        run, _ = self.request(code, -1, time.monotonic() + self.limits.startup, "none")
+        if run.status != "ok":
+            self.setup_problem = (f"the submission's files could not all be put in its working "
+                                  f"folder: {run.ename}: {run.evalue[:300]}")
 
     def _failed(self, exc: Exception):
+        tail = self.tail.lines() if self.tail is not None else []
         self.stop()
-        tail = self.log_path.read_text(errors="replace").strip().splitlines()[-5:]
         raise KernelStartError(f"the kernel did not start: {exc}\n" + "\n".join(tail)) from exc
 
     def alive(self) -> bool:
@@ -317,6 +477,11 @@ class Kernel:
                 self.km.cleanup_resources()
             except Exception:  # noqa: BLE001
                 pass
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+        if self.sandbox.kind != "bwrap" and self.uid >= 0:
+            _kill_user(self.uid)  # no process namespace: whatever the kernel left running
         self.kc = self.km = None
 
     def _wait(self, msg_id: str, index: int, start: float, deadline: float, sink) -> tuple[CellRun, tuple | None]:
