@@ -66,7 +66,7 @@ def verdict(kernel: FakeKernel, exercise="matmul_dot", hidden=False, source: str
     from grader.grading.bridge import Session
 
     return Checker._check(CheckCall(exercise, "matmul_dot", hidden), Session(kernel, 0, 1e18),
-                          reader.scope())
+                          reader.scope(), reader.trees)
 
 
 def test_the_fake_kernel_can_pass_an_honest_answer():
@@ -180,3 +180,46 @@ def test_a_result_far_too_large_is_refused_before_it_is_encoded():
     for hidden in (False, True):
         v = verdict(FakeKernel(huge), hidden=hidden, source=huge)
         assert not v.passed and "ResultTooLarge" in v.message
+
+
+CHANGING = """
+import numpy as np
+from grader.learner.validation import as_array, bool_mask
+
+def masked_softmax(scores, mask):
+    scores = as_array(scores, "scores", min_ndim=1)
+    mask = bool_mask(mask, scores.shape)
+    scores[~mask] = -np.inf
+    top = scores.max(axis=-1, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    e = np.exp(scores - top)
+    total = e.sum(axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+"""
+
+
+def _masked(kernel: FakeKernel, source: str):
+    reader = SourceReader()
+    reader.read(source, "<cell answer>")
+    from grader.grading.bridge import Session
+
+    return Checker._check(CheckCall("masked_softmax", "masked_softmax", False),
+                          Session(kernel, 0, 1e18), reader.scope(), reader.trees)
+
+
+def _hide_changes(reply):
+    data = json.loads(reply)
+    for outcome in data.get("outcomes", []):
+        outcome["mutated"] = ""
+    return json.dumps(data)
+
+
+def test_an_input_changed_in_place_is_read_from_the_source_when_the_kernel_hides_it():
+    """A patched agent that says nothing was changed (``agent._mutated = lambda *a: ''``)
+    still loses the points: the source assigns into the array it was given."""
+    told = _masked(FakeKernel(CHANGING), CHANGING)
+    assert not told.passed and "changed its input `scores` in place" in told.message
+    hidden = _masked(FakeKernel(CHANGING, tamper=_hide_changes), CHANGING)
+    assert not hidden.passed and "changed its input `scores` in place" in hidden.message
+    honest = CHANGING.replace("scores[~mask] = -np.inf\n", "scores = np.where(mask, scores, -np.inf)\n")
+    assert _masked(FakeKernel(honest, tamper=_hide_changes), honest).passed

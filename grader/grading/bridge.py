@@ -18,9 +18,12 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ..learner import codec
-from ..learner.agent import MIME
+from ..learner.agent import MIME, kib
 from ..learner.cases import Case, ErrorInfo, Outcome
+from ..learner.mutation import source_changes
 from ..learner.shortcuts import Finding, Rules, SourceScope, scan_source
 from .kernel import CellRun
 
@@ -67,6 +70,22 @@ class Session:
         return value if isinstance(value, dict) else {"unreadable": "not a reply"}
 
 
+# The memory a streamed answer may grow by, measured from outside: the kernel-side budget
+# (tracemalloc's count of the arrays it allocates) or, at least, this floor. Resident size
+# moves by whole pages and by the allocator's arenas, so a few MiB of noise are normal;
+# the measured cases are sized so that holding every score costs several times the floor.
+OS_FLOOR = 6 * 2**20
+
+
+def os_budget(budget: int) -> int:
+    return max(int(budget), OS_FLOOR)
+
+
+def measured(case: Case) -> bool:
+    """Whether ``case`` is measured from outside at grading (it has a memory budget)."""
+    return bool(case.build) and "memory_budget" in case.build
+
+
 def _key(case: Case) -> str:
     """The case as the kernel receives it (JSON), kept on the case: the expectations, and
     so their cases, live as long as the grading process."""
@@ -83,13 +102,20 @@ class RemoteSubject:
     function (which can only add findings: a kernel that hides them changes nothing)."""
 
     def __init__(self, session: Session, target: str, info, scope: SourceScope,
-                 prefetch: list[Case] = ()):
+                 prefetch: list[Case] = (), trees: list = ()):
         self.session, self.target, self.scope = session, target, scope
+        # the submission's cells as syntax trees, and the parameters the answer's source
+        # changes in place (grader.learner.mutation)
+        self.trees = list(trees)
+        self.changes = source_changes(self.trees, target)
         self.driver, self.name, self.rules = info.driver, info.name, info.rules
-        self.prefetch = list(prefetch)  # every case the check will ask for: one request
+        # every case the check will ask for, in one request; a case measured from outside
+        # runs on its own (:meth:`_measure`)
+        self.prefetch = [c for c in prefetch if not measured(c)]
         self._probe: dict | None = None
         self._outcomes: dict[str, Outcome] = {}
         self._helpers: dict[str, bool | None] = {}  # helper -> passes its own check
+        self.measured: dict[str, dict] = {}  # case key -> what the window measured
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
         head = json.dumps({"target": self.target, "driver": self.driver,
@@ -109,7 +135,20 @@ class RemoteSubject:
         outcomes = reply.get("outcomes")
         if isinstance(outcomes, list) and len(outcomes) == len(cases):
             for case, outcome in zip(cases, outcomes):
-                self._outcomes[_key(case)] = Outcome.from_data(outcome)
+                self._outcomes[_key(case)] = self._changed(case, Outcome.from_data(outcome))
+
+    def _changed(self, case: Case, outcome: Outcome) -> Outcome:
+        """``outcome``, with the input its source changes in place named when the kernel
+        did not name one: the kernel's own comparison can add this finding, not hide it."""
+        if outcome.error is not None or outcome.mutated or self.driver.get("kind", "call") != "call":
+            return outcome
+        given = dict(zip(case.names, case.args)) | dict(case.kwargs)
+        for param in self.changes:
+            value = given.get(param)
+            if isinstance(value, (np.ndarray, list, dict)) or type(value).__module__.startswith("torch"):
+                outcome.mutated = param
+                break
+        return outcome
 
     def problem(self) -> str:
         reply = self.probe()
@@ -141,20 +180,46 @@ class RemoteSubject:
         if name not in self._helpers:
             exp = expectations(name, False)
             wanted = exp.cases + [b.case for b in exp.info.bad_inputs]
-            helper = RemoteSubject(self.session, name, exp.info, self.scope, wanted)
+            helper = RemoteSubject(self.session, name, exp.info, self.scope, wanted, self.trees)
             self._helpers[name] = None if "missing" in helper.probe() else \
                 judge(exp, helper, stand_ins=False).passed
         return self._helpers[name]
 
-    def run(self, cases: list[Case]) -> list[Outcome]:
-        if not cases:
-            return []
-        self.probe()
-        todo = [c for c in cases if _key(c) not in self._outcomes]
-        reply = self._ask(todo) if todo else {}
-        self._keep(todo, reply)
-        if all(_key(c) in self._outcomes for c in cases):
-            return [self._outcomes[_key(c)] for c in cases]
+    def _measure(self, case: Case) -> Outcome:
+        """Run a case with a memory budget, measured from outside (see
+        :class:`grader.grading.kernel.MemoryWindow`): its inputs are built first, then
+        the kernel's peak memory is reset, then the arguments in ``build["late"]`` (by
+        default the first: the query) are sent and the answer runs. Without them the
+        answer cannot be worked out ahead of the window. The kernel's own measure can
+        only add a finding: the result is within the budget only if both say so."""
+        build = case.build or {}
+        data = case.for_kernel()
+        late = {i: data["args"][i] for i in build.get("late", (0,))}
+        staged = {**data, "args": [None if i in late else a for i, a in enumerate(data["args"])]}
+        head = {"target": self.target, "driver": self.driver}
+        first = self.session.ask(json.dumps({**head, "stage": json.loads(codec.dumps(staged))}))
+        if not first or first.get("staged") is not True:
+            return self._failure(first or {})
+        window = self.session.kernel.memory_window()
+        reply = self.session.ask(json.dumps({**head, "late": {
+            str(i): json.loads(codec.dumps(v)) for i, v in late.items()}})) or {}
+        growth, started = window.close()
+        outcomes = reply.get("outcomes")
+        if not isinstance(outcomes, list) or len(outcomes) != 1:
+            return self._failure(reply)
+        outcome = self._changed(case, Outcome.from_data(outcomes[0]))
+        value = outcome.value
+        if outcome.error is not None or not isinstance(value, dict) or "extra memory" not in value:
+            return outcome
+        budget = int(build["memory_budget"])
+        within = str(value["extra memory"]).startswith("at most") and not window.problem and \
+            not started and growth <= os_budget(budget)
+        value["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
+        self.measured[_key(case)] = {"growth": growth, "budget": os_budget(budget),
+                                     "started": started, "problem": window.problem}
+        return outcome
+
+    def _failure(self, reply: dict) -> Outcome:
         if "too_large" in reply:
             why = ErrorInfo("ReplyTooLarge", f"your answer sent back too much data: {reply['too_large']}")
         elif "missing" in reply:
@@ -162,4 +227,19 @@ class RemoteSubject:
         else:
             why = ErrorInfo("BridgeError", "your notebook's Python sent back something that is not "
                             f"a result ({reply.get('unreadable', 'a reply of the wrong length')})")
-        return [Outcome(error=why) for _ in cases]
+        return Outcome(error=why)
+
+    def run(self, cases: list[Case]) -> list[Outcome]:
+        if not cases:
+            return []
+        self.probe()
+        for case in cases:
+            if measured(case) and _key(case) not in self._outcomes:
+                self._outcomes[_key(case)] = self._measure(case)
+        todo = [c for c in cases if _key(c) not in self._outcomes]
+        reply = self._ask(todo) if todo else {}
+        self._keep(todo, reply)
+        if all(_key(c) in self._outcomes for c in cases):
+            return [self._outcomes[_key(c)] for c in cases]
+        failure = self._failure(reply)
+        return [self._outcomes.get(_key(c), failure) for c in cases]

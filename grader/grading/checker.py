@@ -119,7 +119,7 @@ class Checker:
     def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]) -> Verdict:
         scope = self.reader.scope()
         for call in calls:
-            verdict = self.fresh.get(call) or self._check(call, session, scope)
+            verdict = self.fresh.get(call) or self._check(call, session, scope, self.reader.trees)
             if not call.hidden:
                 self.fresh[call] = verdict
             if not verdict.passed:
@@ -128,10 +128,10 @@ class Checker:
         return Verdict(True, "\n".join(passed))
 
     @staticmethod
-    def _check(call: CheckCall, session: Session, scope) -> Verdict:
+    def _check(call: CheckCall, session: Session, scope, trees=()) -> Verdict:
         judged = verdicts_for(call)
         wanted = [c for exp, _ in judged for c in exp.cases + [b.case for b in exp.info.bad_inputs]]
-        subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted)
+        subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted, trees)
         first = None
         for exp, twin in judged:
             verdict = judge(exp, subject)

@@ -15,7 +15,9 @@ explains it in the learner's terms.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
 import sys
 import threading
 import time
@@ -309,6 +311,79 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _status(pid: int) -> dict[str, int]:
+    """The ``kB`` lines of ``/proc/PID/status`` (VmRSS, VmHWM, ...), in bytes."""
+    found = {}
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 3 and parts[2] == b"kB":
+                    found[parts[0].rstrip(b":").decode()] = int(parts[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _tasks(pids) -> set[tuple[int, int]]:
+    """Every (process, thread) of ``pids``."""
+    found = set()
+    for pid in pids:
+        try:
+            found |= {(pid, int(t)) for t in os.listdir(f"/proc/{pid}/task")}
+        except OSError:
+            pass
+    return found
+
+
+class MemoryWindow:
+    """The most memory the kernel's processes held at once between :meth:`open` and
+    :meth:`close`, as the operating system measured it from outside the sandbox: each
+    process's peak resident size (``VmHWM``, which counts NumPy's and torch's memory
+    alike) is reset to its current size at the start (``clear_refs``), and the sum of
+    the peaks at the end, less the sum of the sizes at the start, is the growth. The
+    sandbox cannot reset it itself (its ``/proc`` is read-only).
+
+    A process started in the window could hold memory and end before the window does,
+    so a process or thread started in it is reported: one still there at the end is seen
+    among the kernel's; one that ended is seen, with bubblewrap and a root grader, in the
+    sandbox's own process numbering, which ``nsenter`` reads from inside its namespace
+    (each reading itself takes one number).
+    """
+
+    def __init__(self, kernel: "Kernel"):
+        self.kernel = kernel
+        self.problem = ""  # why the window could not be measured
+        self.base = 0
+        self.before: set = set()
+        self.numbered: int | None = None
+
+    def open(self) -> "MemoryWindow":
+        pids = self.kernel.sandbox_pids()
+        if not pids:
+            self.problem = "the kernel's processes could not be found"
+        self.before = _tasks(pids)
+        self.numbered = self.kernel.last_pid()
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError as exc:
+                self.problem = f"its peak memory could not be reset ({exc.strerror})"
+        self.base = sum(_status(pid).get("VmRSS", 0) for pid in pids)
+        return self
+
+    def close(self) -> tuple[int, bool]:
+        """The growth in bytes, and whether a process or thread started meanwhile."""
+        pids = self.kernel.sandbox_pids()
+        peak = sum(_status(pid).get("VmHWM", 0) for pid in pids)
+        started = bool(_tasks(pids) - self.before)
+        if self.numbered is not None:
+            now = self.kernel.last_pid()
+            started |= now is None or now != self.numbered + 1
+        return max(0, peak - self.base), started
+
+
 def _kill_user(uid: int) -> None:
     """Kill every process of ``uid`` (a kernel's own user), from a child that becomes it."""
     pid = os.fork()
@@ -445,6 +520,40 @@ class Kernel:
 
     def alive(self) -> bool:
         return self.km is not None and self.km.is_alive()
+
+    def sandbox_pids(self) -> list[int]:
+        """The processes that run the submission: the kernel and whatever it started
+        (with bubblewrap, everything beneath bubblewrap's own process)."""
+        pid = self.pid()
+        if pid is None:
+            return []
+        tree, todo = [], _children(pid)
+        if self.sandbox.kind == "bwrap":
+            todo = [c for init in todo for c in _children(init)]
+        else:
+            tree.append(pid)
+        while todo:
+            current = todo.pop()
+            tree.append(current)
+            todo += _children(current)
+        return tree
+
+    def last_pid(self) -> int | None:
+        """The last process number taken in the sandbox's own namespace (None where it
+        cannot be read: no bubblewrap, or a grader that is not root)."""
+        nsenter, cat = shutil.which("nsenter"), shutil.which("cat")
+        init = _children(self.pid() or -1) if self.sandbox.kind == "bwrap" else []
+        if not (nsenter and cat and init) or os.getuid() != 0:
+            return None
+        try:
+            done = subprocess.run([nsenter, "-t", str(init[0]), "-p", "--", cat,
+                                   "/proc/sys/kernel/ns_last_pid"], capture_output=True, timeout=10)
+            return int(done.stdout) if done.returncode == 0 else None
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            return None
+
+    def memory_window(self) -> MemoryWindow:
+        return MemoryWindow(self).open()
 
     def pid(self) -> int | None:
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
