@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from attacks_kernel import link_attack_sample, memory_attack_samples, mutation_attack_sample
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
@@ -64,7 +65,27 @@ def batch_a(paths: dict) -> list[Sample]:
     samples += forgery_samples(main, paths["course"])
     if SANDBOXED:  # without a sandbox the attack would succeed: that is the point
         samples += attack_samples(main, **paths)
+        samples += kernel_attack_samples(paths)
     return samples
+
+
+def kernel_attack_samples(paths: dict) -> list[Sample]:
+    """Attacks on the grading process itself (issue 21): links planted where it used to
+    open files, aimed at the course, the gradebook and a classmate graded later; memory
+    hidden from the kernel's own measure; a change to an input hidden by a patched agent."""
+    main = LESSONS[LESSON]
+    classmate = paths["submitted"] / "zz_after_attack" / LESSON / main.filename
+    aims = [paths["course"] / "nbgrader_config.py", paths["gradebook"], classmate,
+            paths["course"] / "solutions" / LESSON / main.filename]
+    links = link_attack_sample(main, aims)
+    links.integrity = ["reaches for the grading side: names the sandbox's plumbing", "makes links"]
+    memory = memory_attack_samples(LESSONS["07_long_attention"])
+    memory[0].integrity = ["uses tracemalloc"]
+    memory[1].integrity = ["changes the course's module grader.learner.agent (_agent.peak_bytes)",
+                           "stops or starts processes (_os.fork)"]
+    mutation = mutation_attack_sample(LESSONS["04_masking"])
+    mutation.integrity = ["changes the course's module grader.learner.agent (_agent._mutated)"]
+    return [links, *memory, mutation]
 
 
 def batch_b() -> list[Sample]:
@@ -82,6 +103,12 @@ KEYS = [("a", s.student, s.assignment) for s in batch_a(DUMMY)] + \
 def _hashes(folder: Path) -> dict[str, str]:
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _course_hashes(course: Path) -> dict[str, str]:
+    """What grading never writes: the sources, the release and nbgrader's configuration."""
+    return {**_hashes(course / "solutions"), **_hashes(course / "notebooks"),
+            "nbgrader_config.py": hashlib.sha256((course / "nbgrader_config.py").read_bytes()).hexdigest()}
 
 
 def _grade(course: Path, *args) -> subprocess.CompletedProcess:
@@ -121,6 +148,7 @@ def corpus(tmp_path_factory) -> Corpus:
     for batch in "ab":
         write([s for k, s in c.samples.items() if k[0] == batch], c.submitted[batch])
     c.before = {b: _hashes(c.submitted[b]) for b in "ab"}
+    c.course_before = _course_hashes(course)
     checker_before = checker.read_bytes()
     c.runs = {
         "a": _grade(course, c.submitted["a"], "--out", c.out["a"], "--jobs", 2, "--timeout", 120),
@@ -128,6 +156,7 @@ def corpus(tmp_path_factory) -> Corpus:
                     "--timeout", 10, "--memory", 1000),
     }
     c.after = {b: _hashes(c.submitted[b]) for b in "ab"}
+    c.course_after = _course_hashes(course)
     c.checker_unchanged = checker.read_bytes() == checker_before
     try:
         listener.accept()
@@ -259,6 +288,7 @@ def test_no_submission_changes_another_ones_result(corpus):
     for batch in "ab":
         assert corpus.before[batch] == corpus.after[batch], "a submission file changed"
     assert corpus.checker_unchanged, "grader/learner/engine.py was changed by student code"
+    assert corpus.course_before == corpus.course_after, "the course changed while grading"
     assert not corpus.phoned_home
     # The same honest notebook graded next to a memory bomb and a loop, and next to the
     # attacker and the damaged ones, gets the same result, message for message.

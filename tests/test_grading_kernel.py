@@ -54,3 +54,63 @@ def test_a_kernel_that_keeps_dying_stops_being_restarted():
     nb, runs = _run(sources, Limits(timeout=10, max_restarts=2))
     assert [r.status for r in runs] == ["ok", "died", "died", "died", "not-run"]
     assert "restarted 3 times" in runs[-1].detail
+
+
+def _kernel(scratch: Path, limits: Limits, n: int = 0) -> Kernel:
+    box = detect("bwrap", ROOT, [ROOT / "solutions"], scratch, limits)
+    job = scratch / "job"
+    (job / "in" / "work").mkdir(parents=True, exist_ok=True)
+    job.chmod(0o711)
+    kernel = Kernel(job, box, limits, kernel_env(), n, ("numpy", "torch"))
+    kernel.start()
+    return kernel
+
+
+def _measure(kernel: Kernel, code: str) -> tuple[str, int, bool]:
+    import time
+
+    window = kernel.memory_window()
+    run, _ = kernel.request(code, 0, time.monotonic() + 60, "none")
+    growth, started = window.close()
+    assert not window.problem, window.problem
+    return run.status, growth, started
+
+
+def test_the_memory_window_sees_numpy_torch_and_other_processes_from_outside():
+    """What a call held at once, measured by the operating system: NumPy's and torch's
+    memory alike, whatever the kernel does to tracemalloc; a process or thread started
+    during the call is reported, even one that ended before the window did."""
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o711)
+        kernel = _kernel(scratch, Limits())
+        try:
+            assert _measure(kernel, "import tracemalloc, numpy as np, torch, os, threading")[0] == "ok"
+            status, small, started = _measure(kernel, "x = np.ones(1000).sum()")
+            assert status == "ok" and small < 2**20 and not started
+            hidden = "tracemalloc.stop()\ny = np.ones(4 << 20); y += 1; del y"
+            assert _measure(kernel, hidden)[1] > 30 * 2**20
+            assert _measure(kernel, "t = torch.ones(4 << 20, dtype=torch.float64); del t")[1] > 30 * 2**20
+            fork = "pid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)"
+            assert _measure(kernel, fork)[2]
+            thread = "th = threading.Thread(target=lambda: None); th.start(); th.join()"
+            assert _measure(kernel, thread)[2]
+        finally:
+            kernel.stop()
+
+
+def test_a_fork_bomb_and_a_disk_filler_stop_at_their_limits():
+    """A kernel may run a bounded number of processes and write a bounded number of
+    bytes; past either, its own call fails, and the notebook goes on."""
+    bomb = ("import os, time\nkids = 0\ntry:\n    while True:\n        if os.fork() == 0:\n"
+            "            time.sleep(30)\n            os._exit(0)\n        kids += 1\n"
+            "except OSError as exc:\n    print('stopped after', kids, type(exc).__name__)")
+    fill = ("try:\n    with open('big', 'wb') as f:\n        for _ in range(100):\n"
+            "            f.write(b'0' * 2**20)\nexcept OSError as exc:\n    print('disk', exc.strerror)")
+    nb, runs = _run([bomb, fill, "print('next')"],
+                    Limits(timeout=20, processes=64, disk_mb=32))
+    assert [r.status for r in runs] == ["ok", "ok", "ok"]
+    text = nb.cells[0].outputs[0].text
+    assert text.startswith("stopped after") and int(text.split()[2]) < 64, text
+    assert nb.cells[1].outputs[0].text == "disk No space left on device\n"
+    assert nb.cells[2].outputs[0].text == "next\n"

@@ -7,6 +7,8 @@ point a person at code that tried, or looks like it tried:
 * rebinding ``check`` (or the package it comes from) in a notebook;
 * installing an exception hook or replacing how IPython shows errors;
 * importing the course's checking machinery beyond ``check`` and the given validation;
+* reaching for the grading side: links, processes, memory measures, the sandbox's
+  plumbing, the course's modules (``grader.grading.plumbing``);
 * an answer whose code equals the course's solution or reference after renaming.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 import re
 
 from ..learner.shortcuts import python_source
+from .plumbing import attempts
 from .repair import Plan, nbgrader_meta
 
 HOOKS = {"excepthook", "displayhook", "showtraceback", "_showtraceback", "showsyntaxerror",
@@ -189,6 +192,10 @@ def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
         hooks = _hooks(tree)
         if hooks:
             found.append(f"{where} replaces how errors are reported ({', '.join(sorted(hooks))}).")
+        tried = attempts(tree)
+        if tried:
+            found.append(f"{where} reaches for the grading side: {'; '.join(tried)} (grading "
+                         "neither follows nor trusts any of it, but a person should look).")
         reached = _course_imports(tree)
         if reached:
             found.append(f"{where} imports the course's checking code ({', '.join(sorted(reached))}).")
