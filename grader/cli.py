@@ -49,7 +49,8 @@ def _grade(args) -> int:
     from .grading.batch import default_jobs, grade
     from .grading.sandbox import Limits
 
-    limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall)
+    limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
+                    processes=args.processes)
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
                  limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
                  only=args.assignment, scheduler=args.scheduler)
@@ -124,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="memory one notebook may use (default 2048)")
     p.add_argument("--wall", type=_positive(float), default=600.0, metavar="S",
                    help="seconds one notebook may run in all (default 600)")
+    p.add_argument("--disk", type=_positive(int), default=512, metavar="MB",
+                   help="what one notebook may write, in its working folders and in /tmp each "
+                   "(default 512; past it, a write fails with 'No space left on device')")
+    p.add_argument("--processes", type=_positive(int), default=256, metavar="N",
+                   help="processes and threads one notebook may run at once (default 256; "
+                   "past it, starting another fails with 'Resource temporarily unavailable')")
     p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                    help="bwrap: each submission in bubblewrap (default; grading refuses to run "
                    "without it); none: run submissions unsandboxed, in a private directory with "

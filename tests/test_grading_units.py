@@ -306,23 +306,34 @@ def test_files_only_their_owner_may_read_are_hidden(tmp_path):
 
 
 def test_the_sandbox_command_wraps_the_kernel_in_limits_and_bwrap(tmp_path):
-    limits = Limits(memory_mb=512)
+    limits = Limits(memory_mb=512, disk_mb=64, processes=32)
     secret = tmp_path / "key"
     secret.write_text("x")
-    box = Sandbox("bwrap", ("/usr",), (("usr/bin", "/bin"),), (str(secret), str(tmp_path)),
-                  extra=("--uid", "65534"))
-    cmd = box.command(["python", "-m", "ipykernel_launcher"], tmp_path, tmp_path / "work", limits)
+    box = Sandbox("bwrap", ("/usr", "/opt/venv"), (("usr/bin", "/bin"),), (str(secret), str(tmp_path)),
+                  userns=False)
+    cmd = box.command(["python", "-m", "ipykernel_launcher"], tmp_path, 0, 1 << 30, limits)
     assert str(512 * 2**20) in cmd[:8]
     bwrap = cmd[cmd.index("bwrap"):]
-    for flag in ("--unshare-all", "--die-with-parent", "--new-session", "--cap-drop"):
+    for flag in ("--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--cap-drop"):
         assert flag in bwrap
+    assert "--unshare-user" not in bwrap and "--unshare-all" not in bwrap  # root: a real user switch
     assert bwrap[bwrap.index("--ro-bind") + 1] == "/usr"
+    assert ["--perms", "0755", "--dir", "/opt"] == bwrap[bwrap.index("/opt") - 3:bwrap.index("/opt") + 1]
     assert ["--ro-bind", "/dev/null", str(secret)] == bwrap[bwrap.index("/dev/null") - 1:bwrap.index("/dev/null") + 2]
     assert ["--tmpfs", str(tmp_path)] == bwrap[bwrap.index(str(tmp_path)) - 1:bwrap.index(str(tmp_path)) + 1]
-    assert ["--bind", str(tmp_path), str(tmp_path)] == bwrap[bwrap.index("--bind"):bwrap.index("--bind") + 3]
+    # Nothing of the host is writable: a sized tmpfs for the kernel, its input read-only.
+    assert "--bind" not in bwrap
+    assert ["--size", str(64 * 2**20), "--tmpfs", "/job"] == bwrap[bwrap.index("/job") - 3:bwrap.index("/job") + 1]
+    assert ["--ro-bind", str(tmp_path / "in"), "/job-in"] == \
+        bwrap[bwrap.index("/job-in") - 2:bwrap.index("/job-in") + 1]
+    start = bwrap[bwrap.index("-c") + 2:]
+    assert start[:5] == ["/job", "/job-in", str(1 << 30), "32", "--"]
     assert bwrap[-3:] == ["python", "-m", "ipykernel_launcher"]
-    plain = Sandbox("none", reason="no bwrap").command(["python"], tmp_path, tmp_path, limits)
+    user = Sandbox("bwrap", ("/usr",), userns=True).command(["python"], tmp_path, 0, -1, limits)
+    assert "--unshare-all" in user and "ALL" in user
+    plain = Sandbox("none", reason="no bwrap").command(["python"], tmp_path, 0, -1, limits)
     assert "bwrap" not in plain and plain[-1] == "python"
+    assert str(tmp_path / "box-0") in plain
     assert "NOT isolated (no bwrap)" in Sandbox("none", reason="no bwrap").describe()
 
 
