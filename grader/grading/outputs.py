@@ -19,11 +19,12 @@ from . import nbfeedback
 from .choice import MISSING, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
-from .submissions import NO_TIME, NOT_READ
+from .submissions import NO_TIME, NOT_READ, NOT_UTF8
 
 # Flags that mean a person should look, and how the list at the end says them.
 LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", SEVERAL: "several notebooks with work",
-        UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time"}
+        UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time",
+        NOT_UTF8: "file names not UTF-8"}
 
 
 def look_at(record: dict) -> list[str]:
@@ -72,7 +73,11 @@ class Outputs:
                             f"written: {type(exc).__name__}: {exc}")
         finally:
             record["look_at"] = look_at(record)
-            write_json(self.out / "results" / sub.student / f"{sub.assignment}.json", record)
+            try:
+                write_json(self.out / "results" / sub.student / f"{sub.assignment}.json", record)
+            except Exception as exc:  # noqa: BLE001 (the next submission's must still be written)
+                problems.append(f"{sub.student}/{sub.assignment}: its results JSON could not be "
+                                f"written: {type(exc).__name__}: {exc}")
         return record, problems
 
     def _write(self, sub, done, record, secret) -> None:
