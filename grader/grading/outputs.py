@@ -2,6 +2,8 @@
 
 In this order, so that each step reads what the one before wrote:
 
+0. the autograded notebooks are made inert (:mod:`grader.grading.inert`): active markup
+   in the student's markdown and outputs goes, with an integrity note;
 1. the scores, into the gradebook (:class:`grader.grading.gradebook.Recorder`);
 2. the late penalty, by nbgrader's own ``AssignLatePenalties`` (:mod:`grader.grading.late`);
 3. the autograded folder, with every file of the submission (:mod:`grader.grading.autograded`);
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import nbfeedback
+from . import inert, nbfeedback
 from .choice import MISSING, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
@@ -63,6 +65,11 @@ class Outputs:
         record["exchange"] = why
         problems = []
         try:
+            for res in done:  # before anything is written: formgrader shows these notebooks
+                if res.autograded is not None:
+                    removed = inert.notebook(res.autograded)
+                    res.integrity += removed  # the feedback page reads the result's notes
+                    record["integrity"] += removed
             if record["status"] == "failed":
                 problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
                                 + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
