@@ -47,7 +47,9 @@ ATTRIBUTES = {
     "th": {"colspan", "rowspan", "valign", "scope"}, "col": {"span", "width"}, "colgroup": {"span"},
     "ol": {"start", "type", "reversed"}, "li": {"value"}, "details": {"open"}, "font": {"color", "size"},
     "table": {"border", "cellpadding", "cellspacing", "width"}, "q": {"cite"}, "blockquote": {"cite"},
-    "del": {"cite", "datetime"}, "ins": {"cite", "datetime"}}
+    "del": {"cite", "datetime"}, "ins": {"cite", "datetime"},
+    # nbconvert gives every heading an id for its anchor link
+    **{f"h{n}": {"id"} for n in range(1, 7)}}
 URL_ATTRIBUTES = {"href", "src", "cite"}
 PROTOCOLS = frozenset({"http", "https", "mailto", "attachment"})
 # Words that do not occur in honest answers or outputs of this course, checked in the
@@ -115,9 +117,14 @@ def _tripwire(text: str) -> list[str]:
 
 
 def _markdown_html(source: str) -> str:
+    """The HTML nbconvert makes of a markdown cell; when it cannot make any (a reference
+    to an attachment the cell does not have), the text itself, read as HTML."""
     from nbconvert.filters.markdown_mistune import markdown2html_mistune
 
-    return markdown2html_mistune(source)
+    try:
+        return markdown2html_mistune(source)
+    except Exception:  # noqa: BLE001 (nbconvert raises InvalidNotebook and parser errors)
+        return source
 
 
 def _literal(text: str) -> str:
