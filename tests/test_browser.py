@@ -12,6 +12,8 @@ driven by Playwright in Debian's headless Chromium.
 - a submission of it, collected and graded by `python -m grader grade`: formgrader's
   Generate Feedback and Release Feedback buttons, then the assignment list's Fetch
   Feedback, bring the student the course's feedback page;
+- a submission with scripts, event handlers and `javascript:` links in its written answer
+  and its outputs, graded, opens in formgrader with no script run and its figures shown;
 - the server log shows no error, and the server shuts down cleanly in any case.
 
 Screenshots go to test-artifacts/browser/ (ignored by git). Without Chromium the module
@@ -381,6 +383,56 @@ def test_feedback_released_in_formgrader_is_fetched_from_the_assignment_list(lab
     assert "Automatic tests" in text and "hidden_" in text and "HIDDEN TESTS" not in text
     assert text == (graded / "grading" / "feedback" / student / LESSON / f"{LESSON}.html").read_text(
         encoding="utf-8"), "the page the student fetched is the one grade wrote"
+
+
+PROBE = "window.__ran || document.title === 'ran' ? 'ran' : ''"
+HOSTILE_ANSWER = ("Weights sum to one.\n\n<script>window.__ran = 1; document.title = 'ran'</script>"
+                  "<img src=x onerror=\"window.__ran = 2\"> <a href=\"javascript:window.__ran=3\">click me</a>")
+HOSTILE_OUTPUT = ("\nfrom IPython.display import HTML, Javascript, display\n"
+                  "display(HTML('<b>kept</b><img src=x onerror=\"window.__ran=4\">"
+                  "<script>window.__ran=5</script><a href=\"javascript:window.__ran=6\">click me too</a>'))\n"
+                  "display(Javascript('window.__ran = 7'))\n")
+
+
+def test_formgrader_shows_a_hostile_submission_inert_with_its_figures(lab, graded):
+    """The probe works: the same markup, put into a page as it is, runs."""
+    from nbgrader.api import Gradebook
+
+    from grading_corpus import Lesson, sandboxed
+
+    page = lab.page
+    page.set_content(HOSTILE_ANSWER)
+    assert page.evaluate(PROBE) == "ran", "the probe cannot see a script run"
+
+    lesson = Lesson(LESSON, ROOT)
+    nb = lesson.honest()
+    written = next(c for c in nb["cells"] if c["cell_type"] == "markdown"
+                   and c["metadata"].get("nbgrader", {}).get("solution"))
+    written["source"] = HOSTILE_ANSWER
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code"
+                 and c["metadata"].get("nbgrader", {}).get("solution"))
+    first["source"] += HOSTILE_OUTPUT
+    folder = graded / "submitted" / "mallory" / LESSON
+    folder.mkdir(parents=True)
+    for name, data in lesson.files(nb).items():
+        (folder / name).write_bytes(data)
+    _cli(graded, "grader", "grade", "submitted", "--out", "grading", "--jobs", "2", "--student", "mallory",
+         *([] if sandboxed() else ["--sandbox", "none"]))
+    with Gradebook(f"sqlite:///{graded / 'gradebook.db'}", "attention") as gb:
+        submission = gb.find_submission_notebook(LESSON, LESSON, "mallory").id
+
+    page.goto(lab.server.page_url(f"/formgrader/submissions/{submission}/"))
+    page.locator("text=Weights sum to one.").first.wait_for(timeout=60_000)
+    page.locator("text=kept").first.wait_for(timeout=60_000)
+    for text in ("click me", "click me too"):
+        for link in page.get_by_text(text, exact=True).all():
+            link.click()
+    page.wait_for_load_state()
+    lab.shot("formgrader-hostile-submission")
+    assert page.evaluate(PROBE) == "", "a script of the submission ran in formgrader"
+    figures = page.evaluate("""[...document.images].filter(i => i.src.startsWith('data:image/png')
+                               && i.complete && i.naturalWidth > 0).length""")
+    assert figures > 0, "the submission's figures are not shown"
 
 
 def test_server_log_shows_no_errors(server):

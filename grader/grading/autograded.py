@@ -102,5 +102,5 @@ def write_folder(folder: Path, files: dict[str, bytes], course_files: dict[str, 
         (folder / name).write_bytes(data)
     (folder / SIDECAR).mkdir()
     for stem, text in sidecars.items():
-        (folder / SIDECAR / f"{stem}.json").write_text(text, encoding="utf-8")
+        (folder / SIDECAR / f"{stem}.json").write_bytes(text.encode("utf-8", "backslashreplace"))
     return notes

@@ -50,7 +50,7 @@ from .gradebook import GradebookError, Recorder
 from .job import Job, JobResult, font_cache, run_job
 from .late import LateConfigError, LatePolicy
 from .outputs import Outputs
-from .report import OutError, Progress, check_out, summary, write_grades
+from .report import OutError, Progress, check_out, printable, summary, write_grades
 from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions, select
 
@@ -179,7 +179,8 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
         recorder = Recorder(root, db_url)
         course = load_course(root, recorder.ignore)
         late = LatePolicy(recorder.config)
-        subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"])
+        look: list[str] = []  # work not graded at all, repeated under "Needs a look"
+        subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"], look)
         secrets = exchange_secrets(subs)  # the whole class: a copied secret is seen even in a regrade
         subs = select(subs, students, only, list(course))
         check_out(out, root, submissions)
@@ -187,7 +188,7 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
         print(f"grade: {exc}", file=err)
         return 2
     for warning in warnings:
-        print(f"warning: {warning}", file=stream)
+        print(printable(f"warning: {warning}"), file=stream)
 
     scratch = Path(tempfile.mkdtemp(prefix="grade-"))
     os.chmod(scratch, 0o711)
@@ -220,7 +221,7 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
             return _grade_all(course, subs, out, box, limits, recorder, scratch,
                               cluster.threads if scheduler else jobs or default_jobs(),
                               started, stream, err, str(kit), outputs,
-                              cluster.run if scheduler else None)
+                              cluster.run if scheduler else None, look)
         finally:
             if scheduler:
                 cluster.close()
@@ -260,7 +261,7 @@ def proof_problem(results: list[JobResult]) -> str:
 
 
 def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
-               kit: str, outputs: Outputs, run=None) -> int:
+               kit: str, outputs: Outputs, run=None, look: list[str] | None = None) -> int:
     fonts = font_cache()
 
     def make(student, assignment, name, source, release, files, submitted_as, notes):
@@ -345,7 +346,7 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
     print(f"Wrote {out / 'grades.csv'} (from the gradebook, {recorder.db_url}), {out / 'results'}/, "
           f"{out / 'feedback'}/ and the autograded folders in {recorder.autograded_root}/.",
           file=stream)
-    print(summary(records, recorder, sorted({s.assignment for s in subs})), file=stream, end="")
+    print(summary(records, recorder, sorted({s.assignment for s in subs}), look or []), file=stream, end="")
     if problems:
         print("grade: some submissions were not graded:", file=err)
         for line in problems:

@@ -147,7 +147,8 @@ class Recorder:
         notebooks, sidecars = {}, {}
         for res in results:
             if res.autograded is not None:
-                data = dumps(res.autograded).encode("utf-8")
+                # a lone surrogate in some output becomes its JSON escape, never an error
+                data = dumps(res.autograded).encode("utf-8", "backslashreplace")
                 notebooks[res.notebook] = data
                 sidecars[Path(res.notebook).stem] = sidecar(res, data)
         return write_folder(self.autograded_dir(student, assignment), files, course_files, timestamp,

@@ -15,12 +15,21 @@ what ``nbgrader export`` calls ``score``), ``max``, ``hand_grading`` (``to do``,
 results JSON), ``integrity``; then one column per question, ``NN.name``: an exercise's
 visible and hidden tests together, or a written answer, for the assignments in the file
 only.
+
+No cell reaches a spreadsheet as a formula (OWASP, "CSV Injection"): a text cell that
+starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return (or their full-width
+forms, or any of them after spaces) gets a single quote in front, and the csv module
+quotes every cell that holds a separator, a quote or a line break. A student id such as
+``@SUM(1)`` is written ``'@SUM(1)``. The numbers the grader writes itself (points, late
+penalty, total, max) are left as numbers, a negative total included: they are made here
+from floats, never from a submission's text.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,8 +108,28 @@ def submission_numbers(sub) -> dict:
             "timestamp": sub.timestamp, "duedate": sub.duedate}
 
 
+class Number(str):
+    """A cell the grader formatted from a number: a spreadsheet may read it as one."""
+
+
 def _num(value) -> str:
-    return "" if value is None else f"{value:g}"
+    return "" if value is None else Number(f"{float(value):g}")
+
+
+FORMULA = tuple("=+-@\t\r＝＋－＠")  # what a spreadsheet may start a formula with
+NUMBER = re.compile(r"-?\d+(\.\d+)?(e[+-]?\d+)?|-?inf|nan")
+
+
+def neutral(cell) -> str:
+    """``cell`` as a CSV cell that no spreadsheet runs as a formula (OWASP's rule: a
+    single quote before a leading ``=``, ``+``, ``-``, ``@``, tab or carriage return). Only
+    a :class:`Number` the grader made itself may start with ``-``."""
+    text = "" if cell is None else str(cell)
+    if isinstance(cell, Number) and NUMBER.fullmatch(text):
+        return text
+    if text.startswith(FORMULA) or text.lstrip(" \n\u00a0\u3000").startswith(FORMULA):
+        return "'" + text
+    return text
 
 
 def _hand(numbers: dict) -> str:
@@ -120,6 +149,16 @@ def _result(results: Path | None, student: str, assignment: str) -> dict:
         return {}
 
 
+class _Neutral:
+    """A csv writer whose every cell goes through :func:`neutral`."""
+
+    def __init__(self, writer):
+        self.writer = writer
+
+    def writerow(self, row) -> None:
+        self.writer.writerow([neutral(c) for c in row])
+
+
 def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
                results: Path | None = None) -> str:
     """The text of grades.csv, from the gradebook at ``db_url``; ``course`` maps each
@@ -131,7 +170,7 @@ def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
 
     ensure_scripts_on_path()  # nbgrader runs `alembic` to open a gradebook
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = _Neutral(csv.writer(out, lineterminator="\n"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with Gradebook(db_url, course_id) as gb:
@@ -148,7 +187,7 @@ def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
                         record = _result(results, student, name)
                         top = gb.find_assignment(name).max_score
                         writer.writerow([student, name, record.get("status", "not submitted"), "", "",
-                                         "", "", "0", _num(top), "", "; ".join(record.get("look_at", [])),
+                                         "", "", Number("0"), _num(top), "", "; ".join(record.get("look_at", [])),
                                          "", *([""] * len(columns))])
                         continue
                     numbers = submission_numbers(sub)

@@ -2,6 +2,8 @@
 
 In this order, so that each step reads what the one before wrote:
 
+0. the autograded notebooks are made inert (:mod:`grader.grading.inert`): active markup
+   in the student's markdown and outputs goes, with an integrity note;
 1. the scores, into the gradebook (:class:`grader.grading.gradebook.Recorder`);
 2. the late penalty, by nbgrader's own ``AssignLatePenalties`` (:mod:`grader.grading.late`);
 3. the autograded folder, with every file of the submission (:mod:`grader.grading.autograded`);
@@ -15,15 +17,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import nbfeedback
+from . import inert, nbfeedback
 from .choice import MISSING, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
-from .submissions import NO_TIME, NOT_READ
+from .submissions import NO_TIME, NOT_READ, NOT_UTF8
 
 # Flags that mean a person should look, and how the list at the end says them.
 LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", SEVERAL: "several notebooks with work",
-        UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time"}
+        UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time",
+        NOT_UTF8: "file names not UTF-8"}
 
 
 def look_at(record: dict) -> list[str]:
@@ -62,6 +65,11 @@ class Outputs:
         record["exchange"] = why
         problems = []
         try:
+            for res in done:  # before anything is written: formgrader shows these notebooks
+                if res.autograded is not None:
+                    removed = inert.notebook(res.autograded)
+                    res.integrity += removed  # the feedback page reads the result's notes
+                    record["integrity"] += removed
             if record["status"] == "failed":
                 problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
                                 + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
@@ -72,7 +80,11 @@ class Outputs:
                             f"written: {type(exc).__name__}: {exc}")
         finally:
             record["look_at"] = look_at(record)
-            write_json(self.out / "results" / sub.student / f"{sub.assignment}.json", record)
+            try:
+                write_json(self.out / "results" / sub.student / f"{sub.assignment}.json", record)
+            except Exception as exc:  # noqa: BLE001 (the next submission's must still be written)
+                problems.append(f"{sub.student}/{sub.assignment}: its results JSON could not be "
+                                f"written: {type(exc).__name__}: {exc}")
         return record, problems
 
     def _write(self, sub, done, record, secret) -> None:

@@ -56,8 +56,19 @@ def submission_record(student: str, assignment: str, results, sandbox: str, time
 
 
 def write_json(path: Path, record: dict) -> None:
+    """``record`` as JSON. A lone surrogate (bytes that were not UTF-8, in some text a
+    submission made) is written as its JSON escape, ``\\udcff``, so it cannot stop the run."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    path.write_bytes(text.encode("utf-8", "backslashreplace"))
+
+
+def printable(text: str) -> str:
+    """``text`` for the console: a lone surrogate shown as ``\\udcff`` (printing one to a
+    UTF-8 terminal raises), and control characters but newlines and tabs shown escaped
+    (a submission's text must not move the instructor's cursor or colour the terminal)."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
 
 
 def check_out(out: Path, root: Path, submissions: Path | None = None) -> None:
@@ -104,9 +115,10 @@ def write_grades(out: Path, recorder, course) -> str:
     return ""
 
 
-def summary(records: list[dict], recorder, assignments: list[str]) -> str:
+def summary(records: list[dict], recorder, assignments: list[str], ungraded: list[str] = ()) -> str:
     """The end of the console: who needs a look, who did not submit, what is left to
-    grade by hand."""
+    grade by hand. ``ungraded`` says what of the students' work was not read at all (an
+    unusable student folder, an unreadable folder)."""
     from .grades import class_status
 
     lines = []
@@ -114,8 +126,12 @@ def summary(records: list[dict], recorder, assignments: list[str]) -> str:
     if look:
         lines.append(f"Needs a look ({len(look)} of {len(records)} submission(s)):")
         lines += [f"  - {r['student']}/{r['assignment']}: {'; '.join(r['look_at'])}" for r in look]
-    else:
+    elif not ungraded:
         lines.append(f"Nobody needs a look among the {len(records)} submission(s) graded.")
+    if ungraded:
+        if not look:
+            lines.append(f"Needs a look (none of the {len(records)} submission(s) graded, but):")
+        lines += [f"  - not graded: {line}" for line in ungraded]
     try:
         status = class_status(recorder.db_url, recorder.course_id, assignments)
     except Exception as exc:  # noqa: BLE001
@@ -127,7 +143,7 @@ def summary(records: list[dict], recorder, assignments: list[str]) -> str:
             lines.append(f"Not submitted ({name}): {shown}.")
         if by_hand:
             lines.append(f"To grade by hand in formgrader ({name}): {len(by_hand)} submission(s).")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines)) + "\n"
 
 
 class Progress:
@@ -148,7 +164,7 @@ class Progress:
 
     def finished(self, record: dict) -> None:
         self.done += 1
-        line = "\n".join([self.describe(record), *(f"    {d}" for d in self.details(record))])
+        line = printable("\n".join([self.describe(record), *(f"    {d}" for d in self.details(record))]))
         if self.bar is not None:
             if record["status"] != "graded" or self.details(record):
                 self.bar.write(line, file=self.stream)

@@ -3,11 +3,19 @@
 The input is nbgrader's ``submitted/{student}/{assignment}/...`` tree, or a .zip of one
 (with or without a top folder such as ``submitted/``), or one student's folder
 (``submitted/alice``). Zip entries are read directly, never extracted, so names like
-``../x`` cannot write anywhere; symbolic links are skipped in both forms, so a submission
+``../x`` cannot write anywhere; symbolic links are not followed in either form, so a submission
 cannot pull in a file from elsewhere. Student and assignment folder names become paths
 of the outputs, so a name that is not a plain identifier (a separator, a glob or
-control character, a leading dot or dash) is skipped with a warning; so are files past
-a submission's limits on size and number.
+control character, a leading dot or dash, bytes that are not UTF-8) is skipped with a
+warning that the end of the run repeats under "Needs a look".
+
+One student's bytes cost only that submission. A file that cannot be read (a damaged
+or truncated zip entry, permission denied, a link, a FIFO, a device), one past the
+submission's limits on size and number, one whose name cannot be written (a part longer
+than a file system takes, a file where a folder of the same name was handed in too) is
+left out with a note and the flag "files not read"; a file name that is not UTF-8 is
+read under a name with each such byte shown as U+FFFD, with a note and the flag
+"file names not UTF-8". Both flags put the submission under "Needs a look".
 """
 from __future__ import annotations
 
@@ -15,7 +23,9 @@ import fnmatch
 import os
 import re
 import stat
+import struct
 import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -23,8 +33,14 @@ from pathlib import Path, PurePosixPath
 MAX_FILE = 50 * 1024 * 1024  # bytes per file
 MAX_SUBMISSION = 200 * 1024 * 1024  # bytes per student and assignment
 MAX_FILES = 1000  # files per student and assignment
-NOT_READ, NO_TIME = "files not read", "no readable time"
+NOT_READ, NO_TIME, NOT_UTF8 = "files not read", "no readable time", "file names not UTF-8"
 MAX_NAME = 100  # characters in a student's or an assignment's name
+MAX_PART = 255  # bytes in one part of a file's path: the most common file systems take no more
+MAX_PATH = 1024  # bytes in a file's path inside the assignment folder
+# What reading one zip entry can raise when the entry is damaged, truncated, encrypted or
+# packed in a way this Python cannot unpack.
+DAMAGED = (OSError, EOFError, zipfile.BadZipFile, zlib.error, RuntimeError, NotImplementedError,
+           ValueError, UnicodeDecodeError)
 # Characters a student id may not hold: path separators, glob and shell metacharacters,
 # whitespace; nbgrader itself splits exchange names at "+".
 UNSAFE = re.compile(r"[/\\*?\[\]{}+'\"`$|<>:;,!#%&=~\s]")
@@ -79,8 +95,40 @@ def read_timestamp(data: bytes) -> tuple[str | None, str]:
     return text, ""
 
 
+def shown(name: str) -> str:
+    """``name`` quoted for a message; a name read from the file system with bytes that are
+    not UTF-8 is shown as those bytes (``b'ab\\xff'``)."""
+    return repr(os.fsencode(name)) if _undecodable(name) else repr(name)
+
+
+def _undecodable(name: str) -> bool:
+    return any("\udc80" <= ch <= "\udcff" for ch in name)
+
+
+def as_text(name: str) -> str:
+    """A name read from the file system, each byte that is not UTF-8 (a surrogate escape)
+    shown as U+FFFD, so that it can be written into JSON, CSV and the console."""
+    if not _undecodable(name):
+        return name
+    return os.fsencode(name).decode("utf-8", "replace")
+
+
+def path_problem(name: str) -> str:
+    """Why a file of this path (inside an assignment folder) cannot be written back, or ""."""
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts) or "\0" in name:
+        return "its name is not a plain relative path"
+    if any(len(p.encode("utf-8", "surrogateescape")) > MAX_PART for p in parts):
+        return f"a part of its name is longer than {MAX_PART} bytes, which no common file system takes"
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_PATH:
+        return f"its name is longer than {MAX_PATH} bytes"
+    return ""
+
+
 def name_problem(name: str) -> str:
     """Why ``name`` cannot be a student's or an assignment's folder name, or ""."""
+    if _undecodable(name):
+        return "it is not UTF-8"
     if not name or len(name) > MAX_NAME:
         return f"it is empty or longer than {MAX_NAME} characters"
     if name[0] in ".-":
@@ -98,19 +146,46 @@ class _Collector:
         self.skipped: Counter = Counter()
         self.unsafe: dict[str, str] = {}
         self.warnings: list[str] = []
+        self.look: list[str] = []  # what the end of the run repeats under "Needs a look"
 
-    def add(self, student: str, assignment: str, rel: PurePosixPath, read, size: int) -> None:
+    def submission(self, student: str, assignment: str) -> Submission | None:
+        """The submission of ``student`` for ``assignment``, or None when either name is not
+        one to grade (then a warning says so)."""
         if assignment not in self.assignments:
-            self.skipped[f"{student}/{assignment}"] += 1
-            return
+            self.skipped[f"{as_text(student)}/{as_text(assignment)}"] += 1
+            return None
         problem = name_problem(student)
         if problem:
             self.unsafe.setdefault(student, problem)
+            return None
+        return self.subs.setdefault((student, assignment), Submission(student, assignment))
+
+    def not_read(self, student: str, assignment: str, rel: PurePosixPath, why: str) -> None:
+        """A file or folder of a submission that could not be read: a note, and a flag."""
+        sub = self.submission(student, assignment)
+        if sub is None or _ignored(rel.parts, self.ignore):
             return
-        sub = self.subs.setdefault((student, assignment), Submission(student, assignment))
-        if _ignored(rel.parts, self.ignore) or not rel.parts:
+        what = repr(as_text(rel.as_posix())) if rel.parts else "The assignment folder"
+        sub.notes.append(f"{what} was not read: {why}.")
+        if NOT_READ not in sub.flags:
+            sub.flags.append(NOT_READ)
+
+    def add(self, student: str, assignment: str, rel: PurePosixPath, read, size: int) -> None:
+        sub = self.submission(student, assignment)
+        if sub is None or _ignored(rel.parts, self.ignore) or not rel.parts:
             return
-        name = rel.as_posix()
+        name = as_text(rel.as_posix())
+        if name != rel.as_posix():
+            sub.notes.append(f"The file name {shown(rel.as_posix())} is not UTF-8: it was read as "
+                             f"{name!r}.")
+            if NOT_UTF8 not in sub.flags:
+                sub.flags.append(NOT_UTF8)
+        problem = path_problem(name)
+        if not problem and name in sub.files:
+            problem = "another file of the submission has the same name"
+        if problem:
+            self.not_read(student, assignment, PurePosixPath(name), problem)
+            return
         used = sum(len(v) for v in sub.files.values())
         if len(sub.files) >= MAX_FILES:
             if len(sub.files) == MAX_FILES:
@@ -124,7 +199,14 @@ class _Collector:
             if NOT_READ not in sub.flags:
                 sub.flags.append(NOT_READ)
             return
-        data = read()
+        try:
+            data = read()
+        except DAMAGED as exc:
+            self.not_read(student, assignment, PurePosixPath(name), _why(exc))
+            return
+        if len(data) > MAX_FILE or used + len(data) > MAX_SUBMISSION:  # larger than it said
+            self.not_read(student, assignment, PurePosixPath(name), "it is too large")
+            return
         if name == "timestamp.txt":
             sub.timestamp, problem = read_timestamp(data)
             if problem:
@@ -136,35 +218,114 @@ class _Collector:
         for where in sorted(self.skipped):
             self.warnings.append(f"skipped {where}: not an assignment of this course")
         for student, problem in sorted(self.unsafe.items()):
-            self.warnings.append(f"skipped the student folder {student!r}: not usable as a "
-                                 f"student id ({problem})")
+            line = f"skipped the student folder {shown(student)}: not usable as a student id ({problem})"
+            self.warnings.append(line)
+            self.look.append(line)
         for sub in self.subs.values():
             sub.files.pop("", None)
+            folders = {"/".join(n.split("/")[:i]) for n in sub.files for i in range(1, n.count("/") + 1)}
+            for name in sorted(folders & set(sub.files)):  # cannot be written beside the folder
+                del sub.files[name]
+                self.not_read(sub.student, sub.assignment, PurePosixPath(name),
+                              "a folder of the same name was handed in too")
         return [self.subs[k] for k in sorted(self.subs)]
 
 
+def _why(exc: BaseException) -> str:
+    """What went wrong reading a file, in a few words (never a traceback)."""
+    if isinstance(exc, zipfile.BadZipFile) and "CRC" in str(exc):
+        return "its zip entry is damaged (its checksum is wrong, as after a broken download)"
+    if isinstance(exc, (EOFError, zlib.error, zipfile.BadZipFile)):
+        return f"its zip entry is damaged or cut short ({type(exc).__name__}: {exc})"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is."""
+    if stat.S_ISLNK(mode):
+        return "it is a symbolic link, which is never followed"
+    if stat.S_ISFIFO(mode):
+        return "it is a FIFO (a named pipe), not a file"
+    if stat.S_ISSOCK(mode):
+        return "it is a socket, not a file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "it is a device, not a file"
+    return "it is not a regular file"
+
+
+def _read_file(path: str) -> bytes:
+    """A regular file's bytes, opened without following a link and without waiting on a
+    FIFO put in its place after it was listed; at most ``MAX_FILE`` + 1 bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "it is not a regular file")
+        chunks, left = [], MAX_FILE + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _listing(folder: Path, col: _Collector) -> list[Path]:
+    """The entries of a folder of the tree, or none (and a warning) when it cannot be read."""
+    try:
+        return sorted(folder.iterdir())
+    except OSError as exc:
+        line = f"could not read the folder {shown(str(folder))}: {_why(exc)}"
+        col.warnings.append(line)
+        col.look.append(line)
+        return []
+
+
 def _read_tree(top: Path, col: _Collector, only: str | None = None) -> None:
-    for student_dir in sorted(top.iterdir()):
+    for student_dir in _listing(top, col):
         if only is not None and student_dir.name != only:
             continue
         if not student_dir.is_dir() or student_dir.is_symlink() or _ignored([student_dir.name], col.ignore):
             continue
-        for adir in sorted(student_dir.iterdir()):
+        for adir in _listing(student_dir, col):
             if not adir.is_dir() or adir.is_symlink() or _ignored([adir.name], col.ignore):
                 continue
-            found = False
-            for dirpath, dirnames, filenames in os.walk(adir, followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if not _ignored([d], col.ignore))
-                for fname in sorted(filenames):
-                    path = Path(dirpath) / fname
-                    info = path.lstat()
-                    if not stat.S_ISREG(info.st_mode):  # symbolic links, devices, fifos
-                        continue
-                    rel = PurePosixPath(*path.relative_to(adir).parts)
-                    col.add(student_dir.name, adir.name, rel, path.read_bytes, info.st_size)
-                    found = True
-            if not found:
-                col.add(student_dir.name, adir.name, PurePosixPath(), bytes, 0)
+            _read_assignment(student_dir.name, adir, col)
+
+
+def _read_assignment(student: str, adir: Path, col: _Collector) -> None:
+    def unreadable(exc: OSError) -> None:
+        where = Path(exc.filename or adir)
+        rel = PurePosixPath(*where.relative_to(adir).parts) if where != adir else PurePosixPath()
+        col.not_read(student, adir.name, rel, _why(exc))
+
+    found = False
+    for dirpath, dirnames, filenames in os.walk(adir, onerror=unreadable, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not _ignored([d], col.ignore))
+        for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            dirnames.remove(d)  # os.walk would not go in; said, not silently left out
+            filenames.append(d)
+        for fname in sorted(filenames):
+            path = Path(dirpath) / fname
+            rel = PurePosixPath(*path.relative_to(adir).parts)
+            try:
+                info = path.lstat()
+            except OSError as exc:
+                col.not_read(student, adir.name, rel, _why(exc))
+                continue
+            found = True
+            if not stat.S_ISREG(info.st_mode):
+                col.not_read(student, adir.name, rel, _kind(info.st_mode))
+                continue
+            col.add(student, adir.name, rel, lambda path=path: _read_file(str(path)), info.st_size)
+    if not found:
+        col.add(student, adir.name, PurePosixPath(), bytes, 0)
 
 
 def _zip_prefix(names: list[PurePosixPath], assignments: set[str]) -> int:
@@ -181,20 +342,83 @@ def _zip_prefix(names: list[PurePosixPath], assignments: set[str]) -> int:
     return votes.most_common(1)[0][0]
 
 
-def _read_zip(path: Path, col: _Collector) -> None:
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    """The archive; one whose entries say their names are UTF-8 when some are not (which
+    Python's zipfile refuses whole) is opened with those names read as code page 437, as
+    zipfile reads names that do not say."""
     try:
-        archive = zipfile.ZipFile(path)
+        return zipfile.ZipFile(path)
+    except UnicodeDecodeError:
+        pass
     except (zipfile.BadZipFile, OSError) as exc:
         raise SubmissionsError(f"{path} is not a readable zip file: {exc}") from exc
+    import io
+
+    try:
+        data = bytearray(path.read_bytes())
+        _unflag_bad_utf8_names(data)
+        return zipfile.ZipFile(io.BytesIO(bytes(data)))
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError, struct.error, ValueError) as exc:
+        raise SubmissionsError(f"{path} is not a readable zip file: some entry names say they are "
+                               f"UTF-8 and are not, and the archive could not be read around them "
+                               f"({exc})") from exc
+
+
+UTF8_FLAG = 0x800  # bit 11 of an entry's flags: its name is UTF-8
+
+
+def _unflag_bad_utf8_names(data: bytearray) -> None:
+    """Clear the UTF-8 flag of each entry (central directory and local header) whose name
+    is not UTF-8. Only plain archives (not ZIP64) are walked; others raise ValueError."""
+    end = data.rfind(b"PK\x05\x06", max(0, len(data) - 65557))
+    if end < 0:
+        raise ValueError("no end of central directory")
+    count, size, offset = struct.unpack_from("<HII", data, end + 10)
+    if offset == 0xFFFFFFFF or count == 0xFFFF:
+        raise ValueError("a ZIP64 archive")
+    shift = end - size - offset  # bytes before the archive (a self-extracting stub)
+    pos = offset + shift
+    for _ in range(count):
+        if data[pos:pos + 4] != b"PK\x01\x02":
+            raise ValueError("a damaged central directory")
+        flags, = struct.unpack_from("<H", data, pos + 8)
+        n, m, k = struct.unpack_from("<HHH", data, pos + 28)
+        local, = struct.unpack_from("<I", data, pos + 42)
+        name = bytes(data[pos + 46:pos + 46 + n])
+        if flags & UTF8_FLAG:
+            try:
+                name.decode("utf-8")
+            except UnicodeDecodeError:
+                struct.pack_into("<H", data, pos + 8, flags & ~UTF8_FLAG)
+                at = local + shift
+                if data[at:at + 4] == b"PK\x03\x04":
+                    lflags, = struct.unpack_from("<H", data, at + 6)
+                    struct.pack_into("<H", data, at + 6, lflags & ~UTF8_FLAG)
+        pos += 46 + n + m + k
+
+
+def _entry_name(info: zipfile.ZipInfo) -> str:
+    """An entry's name as a file system would give it: its bytes read as UTF-8, each byte
+    that is not UTF-8 as a surrogate escape (names that do not say they are UTF-8 are
+    read by zipfile as code page 437, which gives their bytes back exactly)."""
+    utf8 = info.flag_bits & UTF8_FLAG
+    raw = info.orig_filename.encode("utf-8" if utf8 else "cp437")
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _read_zip(path: Path, col: _Collector) -> None:
+    archive = _open_zip(path)
     with archive:
         entries = []
         for info in archive.infolist():
-            mode = info.external_attr >> 16
-            if info.is_dir() or stat.S_ISLNK(mode):
+            if info.is_dir():
                 continue
-            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            filename = _entry_name(info)
+            parts = PurePosixPath(filename.replace("\\", "/")).parts
             if not parts or parts[0] == "/" or any(p in ("..", "") for p in parts):
-                col.warnings.append(f"skipped zip entry {info.filename!r}: unsafe path")
+                line = f"skipped zip entry {shown(filename)}: unsafe path"
+                col.warnings.append(line)
+                col.look.append(line)
                 continue
             entries.append((PurePosixPath(*parts), info))
         k = _zip_prefix([e[0] for e in entries], col.assignments)
@@ -202,8 +426,11 @@ def _read_zip(path: Path, col: _Collector) -> None:
             parts = name.parts
             if len(parts) < k + 3 or _ignored(parts[: k + 2], col.ignore):
                 continue
-            col.add(parts[k], parts[k + 1], PurePosixPath(*parts[k + 2:]),
-                    lambda info=info: archive.read(info), info.file_size)
+            student, assignment, rel = parts[k], parts[k + 1], PurePosixPath(*parts[k + 2:])
+            if stat.S_ISLNK(info.external_attr >> 16):
+                col.not_read(student, assignment, rel, _kind(stat.S_IFLNK))
+                continue
+            col.add(student, assignment, rel, lambda info=info: archive.read(info), info.file_size)
 
 
 def find_root(path: Path, assignments: list[str]) -> tuple[Path, str | None]:
@@ -222,11 +449,12 @@ def find_root(path: Path, assignments: list[str]) -> tuple[Path, str | None]:
     return path, None
 
 
-def read_submissions(path: Path, assignments: list[str], ignore: list[str] | None = None
-                     ) -> tuple[list[Submission], list[str]]:
+def read_submissions(path: Path, assignments: list[str], ignore: list[str] | None = None,
+                     look: list[str] | None = None) -> tuple[list[Submission], list[str]]:
     """Every submission under ``path`` (a folder, one student's folder or a .zip), and
-    warnings about what was skipped. Raises :class:`SubmissionsError` when there is
-    nothing to read."""
+    warnings about what was skipped; those of the warnings that mean a student's work was
+    not graded (an unusable student folder, an unreadable folder, an unsafe zip entry) are
+    also added to ``look``. Raises :class:`SubmissionsError` when there is nothing to read."""
     col = _Collector(assignments, list(ignore or IGNORE))
     if not path.exists():
         raise SubmissionsError(f"{path} does not exist")
@@ -238,6 +466,8 @@ def read_submissions(path: Path, assignments: list[str], ignore: list[str] | Non
         root, student = find_root(path, assignments)
         _read_tree(root, col, student)
     subs = col.result()
+    if look is not None:
+        look.extend(col.look)
     if not subs and not col.skipped:
         raise SubmissionsError(f"no submissions found in {path} (expected "
                                "submitted/{student}/{assignment}/{notebook}.ipynb)")
