@@ -83,23 +83,28 @@ def _safe_relative(name: str) -> PurePosixPath | None:
     return path
 
 
-def _write_files(root: Path, files: dict[str, bytes]) -> None:
+def _write_files(root: Path, files: dict[str, bytes]) -> list[str]:
     """Write ``files`` under ``root`` (the job's ``in/work``, which no kernel can write),
     readable by the kernel's user."""
+    problems = []
     for name, data in files.items():
         rel = _safe_relative(name)
         if rel is None:
             continue
         target = root.joinpath(*rel.parts)
-        for parent in reversed(target.relative_to(root).parents):
-            folder = root / parent
-            if not folder.is_dir():
-                folder.mkdir(mode=0o755)
-                os.chmod(folder, 0o755)
-        if target.is_dir():
-            continue
-        target.write_bytes(data)
-        os.chmod(target, 0o644)
+        try:
+            for parent in reversed(target.relative_to(root).parents):
+                folder = root / parent
+                if not folder.is_dir():
+                    folder.mkdir(mode=0o755)
+                    os.chmod(folder, 0o755)
+            if target.is_dir():
+                continue
+            target.write_bytes(data)
+            os.chmod(target, 0o644)
+        except OSError as exc:  # a name this file system cannot hold: that file only
+            problems.append(f"Your file {name!r} could not be put beside the notebook ({exc.strerror}).")
+    return problems
 
 
 def shadowing(files: dict[str, bytes]) -> dict[str, str]:
@@ -322,7 +327,7 @@ def _run(job: Job, start: float) -> JobResult:
         hidden = shadowing(job.files)
         notes = [f"Your file {name} was not used: it would replace the module {module} "
                  "that grading needs." for name, module in sorted(hidden.items())]
-        _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
+        notes += _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
         _write_files(work, job.course_files)
         replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
         checker = Checker(plan, tests)
