@@ -17,7 +17,9 @@ def shape_str(shape) -> str:
 def scalar_str(x) -> str:
     """A value as a message writes it: a NumPy scalar as the number it holds (``nan``,
     ``2.5``, ``True``), not as NumPy's ``np.float64(nan)``; anything else as repr."""
-    if isinstance(x, np.generic) and not isinstance(x, (np.str_, np.bytes_, np.void)):
+    if isinstance(x, (np.str_, np.bytes_)):
+        return repr(x.item())
+    if isinstance(x, np.generic) and not isinstance(x, np.void):
         return str(x)
     return repr(x)
 
