@@ -156,6 +156,64 @@ def test_another_lessons_answer_given_in_a_notebook_is_found(tmp_path):
     assert f"notebooks/{giver}/{giver}.ipynb holds {asked}: {line}" in found, found
 
 
+# What the README ("The kit") says a recording holds, per exercise; nothing else may be there.
+RECORDED = {
+    "exercise": {"info", "hidden", "cases", "expected", "mistakes", "stand_ins"},
+    "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses"},
+    "mistake": {"name", "message", "outcomes"},
+}
+
+
+def beyond_the_readme(recording: dict) -> list[str]:
+    """What a recording (a ``checks.json``, parsed) holds that the README does not say it
+    holds: another field, hidden cases, or where in a catalogued mistake's code an error
+    came from (a line of the instructor's code)."""
+    found = []
+    for name, exercise in recording["exercises"].items():
+        found += [f"{name}: {key}" for key in sorted(set(exercise) - RECORDED["exercise"])]
+        found += [f"{name}, info: {key}" for key in sorted(set(exercise["info"]) - RECORDED["info"])]
+        if exercise["hidden"]:
+            found.append(f"{name}: hidden cases")
+        for mistake in exercise["mistakes"]:
+            label = f"{name}, mistake {mistake.get('name')!r}"
+            found += [f"{label}: {key}" for key in sorted(set(mistake) - RECORDED["mistake"])]
+            found += [f"{label} says where its code raised: {outcome['error']['where']}"
+                      for outcome in mistake["outcomes"]
+                      if isinstance(outcome, dict) and (outcome.get("error") or {}).get("where")]
+    return found
+
+
+def _recordings(kit: Path) -> dict[str, dict]:
+    return {rel: json.loads((kit / rel).read_text(encoding="utf-8"))
+            for rel in files_of(kit) if rel.endswith(".checks.json")}
+
+
+def test_each_recording_holds_what_the_readme_says_and_nothing_else(kit):
+    recordings = _recordings(kit)
+    assert len(recordings) == len(LESSONS)
+    mistakes = [m for r in recordings.values() for e in r["exercises"].values() for m in e["mistakes"]]
+    assert len(mistakes) > 100 and all(m["message"] and m["outcomes"] for m in mistakes)
+    found = [f"{rel}: {what}" for rel, r in recordings.items() for what in beyond_the_readme(r)]
+    assert not found, "\n".join(found[:20])
+
+
+def test_a_recording_with_more_than_the_readme_says_is_found(kit):
+    rel, recording = next(iter(_recordings(kit).items()))
+    name, exercise = next((n, e) for n, e in recording["exercises"].items() if e["mistakes"])
+    mistake = exercise["mistakes"][0]
+    mistake["outcomes"][0] = {"error": {"type": "ValueError", "message": "no", "helper": "",
+                                        "where": "line 3 of your code: `return A @ B`"},
+                              "mutated": ""}
+    mistake["impl"] = "def wrong(A, B): ..."
+    exercise["info"]["hidden_seed"] = 12
+    exercise["hidden"] = True
+    assert beyond_the_readme(recording) == [
+        f"{name}, info: hidden_seed", f"{name}: hidden cases",
+        f"{name}, mistake {mistake['name']!r}: impl",
+        f"{name}, mistake {mistake['name']!r} says where its code raised: line 3 of your code: "
+        "`return A @ B`"]
+
+
 def _definitions(source: str, label: str) -> list[tuple[str, str, int]]:
     """(label, canonical shape, size) of every function and class defined in ``source``."""
     import ast
