@@ -123,7 +123,7 @@ def train(model: TinyEncoderDecoder, task: BackwardsPlusMax, steps: int, seed: i
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
-                losses.append(float(loss))
+                losses.append(float(loss.detach()))   # float() of a tensor that requires grad warns
     finally:
         model.eval()
     return losses, time.perf_counter() - start

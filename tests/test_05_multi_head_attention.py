@@ -799,6 +799,21 @@ def test_training_is_seeded_and_restores_the_thread_count():
     assert torch.get_num_threads() == threads
 
 
+def test_training_warns_about_nothing():
+    """The loop records each loss without a warning in the notebook's output (a float of a
+    tensor that requires grad warns: the habit lesson 06's train check tells learners to
+    avoid)."""
+    import warnings
+
+    from courseware.toy_tasks import BackwardsPlusMax, build_model, train
+
+    task = BackwardsPlusMax()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        losses, _ = train(build_model(ref.MultiHeadAttention, task, seed=3), task, steps=2, seed=3)
+    assert len(losses) == 2 and all(type(loss) is float for loss in losses)
+
+
 @pytest.mark.slow
 def test_the_notebook_model_learns_the_roles_the_lesson_describes():
     """The graded budget (150 steps) with the notebook's seed: the task is learned, one

@@ -556,6 +556,44 @@ def test_a_cache_whose_len_is_wrong_fails():
     assert "['len']: got" in message, message
 
 
+def test_a_failing_cache_is_shown_as_the_code_that_made_it():
+    class ValuesAreKeys(KVCache):
+        @property
+        def values(self):
+            return self.keys
+
+    message = failure("KVCache", ValuesAreKeys)
+    assert "steps = " not in message and "= cache =" not in message, message
+    shown = message.split("Smallest input where it goes wrong")[1].splitlines()
+    assert shown[1] == "  cache = KVCache()", message
+    assert re.fullmatch(r"  cache\.append\(k, v\)    # call 1, one position:", shown[2]), message
+    assert re.fullmatch(r"      k = \[.+\]", shown[3]) and re.fullmatch(r"      v = \[.+\]", shown[4])
+
+
+def test_blocks_are_shown_one_array_at_a_time_and_numbers_as_numbers():
+    def no_rescaling(scores_blocks):
+        m, s = -np.inf, 0.0
+        for block in score_blocks(scores_blocks):
+            m = max(m, block.max())
+            s = s + np.exp(block - m).sum()
+        return m, s
+
+    message = failure("online_softmax_stats", no_rescaling)
+    listed = re.search(r"scores_blocks \(a Python list of (\d+) arrays?\) =\n((?:    .*\n)+)", message)
+    assert listed, message
+    items = re.findall(r"    item \d+:\n      \[[^\]]*\]\n      \(shape (\d+), dtype float64\)",
+                       listed.group(2))
+    assert len(items) == int(listed.group(1)) > 1, message
+    assert "(a Python list) =" not in message
+
+    def nan_sum(scores_blocks):
+        return max(block.max() for block in score_blocks(scores_blocks)), np.float64("nan")
+
+    message = failure("online_softmax_stats", nan_sum)
+    assert "np.float64" not in message and "got NaN where a number was expected" in message, message
+    assert "Your function returned:\n    item 1:\n      nan\n" in message, message
+
+
 class _Kernel:
     """The kernel side of grading, in this process: every request goes through the real
     agent (``grader.learner.agent.handle``) over a namespace, as in a learner's kernel."""

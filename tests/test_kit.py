@@ -71,29 +71,44 @@ def test_the_kit_holds_the_learners_side_and_nothing_else(kit):
     assert json.loads((kit / MANIFEST).read_text())["files"].keys() == set(files) - {MANIFEST}
 
 
-def _solution_lines() -> dict[str, str]:
-    """Every line (20 characters or more, whitespace removed) of the solutions, hidden
-    tests and model answers of the source notebooks, except those a learner is given
-    anyway (the source notebooks' code outside the solutions)."""
-    secret, given = {}, set()
-    for lesson in LESSONS:
-        nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            answer_text = cell.cell_type == "markdown" and meta.get("solution")
-            inside = answer_text
-            for line in cell.source.splitlines():
-                if MARKER.search(line):
-                    inside = "BEGIN" in line
-                    continue
-                squeezed = re.sub(r"\s+", "", line)
-                if len(squeezed) < 20:
-                    continue
-                if inside:
-                    secret[squeezed] = f"{lesson}: {line.strip()}"
-                else:
-                    given.add(squeezed)
-    return {k: v for k, v in secret.items() if k not in given}
+def _source_notebooks() -> dict[str, nbformat.NotebookNode]:
+    return {lesson: nbformat.read(source_notebook(lesson, ROOT), as_version=4) for lesson in LESSONS}
+
+
+def _lines_of(nb: nbformat.NotebookNode) -> tuple[dict[str, str], set[str]]:
+    """(answers, given) of one source notebook: its lines of 20 characters or more,
+    whitespace removed, inside its solutions, hidden tests and model answers (each with
+    the line as written), and outside them."""
+    answers, given = {}, set()
+    for cell in nb.cells:
+        inside = cell.cell_type == "markdown" and cell.metadata.get("nbgrader", {}).get("solution")
+        for line in cell.source.splitlines():
+            if MARKER.search(line):
+                inside = "BEGIN" in line
+                continue
+            squeezed = re.sub(r"\s+", "", line)
+            if len(squeezed) < 20:
+                continue
+            if inside:
+                answers.setdefault(squeezed, line.strip())
+            else:
+                given.add(squeezed)
+    return answers, given
+
+
+def solution_lines(notebooks: dict[str, nbformat.NotebookNode]) -> dict[str, str]:
+    """Every line of every lesson's answers (as :func:`_lines_of` finds them), whitespace
+    removed -> "lesson: the line". A line that a lesson's own notebook gives its learner
+    (its code and prose outside the answers) is no secret of that lesson; it stays one of
+    every other lesson that asks for it, since the kit ships every lesson at once: a
+    learner on lesson 02 can open lesson 04."""
+    secret = {}
+    for lesson, nb in notebooks.items():
+        answers, given = _lines_of(nb)
+        for squeezed, line in answers.items():
+            if squeezed not in given:
+                secret.setdefault(squeezed, f"{lesson}: {line}")
+    return secret
 
 
 def _text_files(kit: Path):
@@ -102,14 +117,101 @@ def _text_files(kit: Path):
             yield rel, (kit / rel).read_text(encoding="utf-8")
 
 
-def test_the_kit_holds_no_line_of_any_solution(kit):
-    secret = _solution_lines()
-    assert len(secret) > 150, "the search found too few lines to mean anything"
-    leaks = []
+def lines_found(kit: Path, secret: dict[str, str]) -> list[str]:
+    """Where the kit holds a line of ``secret``: in any file, whatever lesson it answers."""
+    found = []
     for rel, text in _text_files(kit):
         squeezed = re.sub(r"\s+", "", text)
-        leaks += [f"{rel} holds {where}" for line, where in secret.items() if line in squeezed]
+        found += [f"{rel} holds {where}" for line, where in secret.items() if line in squeezed]
+    return found
+
+
+def test_the_kit_holds_no_line_of_any_lessons_solution(kit):
+    secret = solution_lines(_source_notebooks())
+    assert len(secret) > 150, "the search found too few lines to mean anything"
+    assert {where.split(":")[0] for where in secret.values()} == set(LESSONS)
+    leaks = lines_found(kit, secret)
     assert not leaks, "\n".join(leaks[:20])
+
+
+def test_another_lessons_answer_given_in_a_notebook_is_found(tmp_path):
+    """A line of one lesson's solution, given as code in another lesson's notebook (in its
+    source and so in its release), is a leak: the search finds it in that notebook."""
+    notebooks = _source_notebooks()
+    asked, giver = LESSONS[1], LESSONS[3]
+    answers, given = _lines_of(notebooks[asked])
+    line = next(line for squeezed, line in answers.items() if squeezed not in given
+                and not line.startswith("#") and line.isascii())
+    demo = nbformat.v4.new_code_cell(f"def demo():\n    {line}\n")
+    notebooks[giver].cells.append(demo)
+    planted = build_kit(ROOT, tmp_path / "k")
+    released = planted / "notebooks" / giver / f"{giver}.ipynb"
+    nb = nbformat.read(released, as_version=4)
+    nb.cells.append(demo)
+    nbformat.write(nb, released)
+
+    secret = solution_lines(notebooks)
+    assert _lines_of(notebooks[giver])[1] & {re.sub(r"\s+", "", line)}, "the line is given there"
+    found = lines_found(planted, secret)
+    assert f"notebooks/{giver}/{giver}.ipynb holds {asked}: {line}" in found, found
+
+
+# What the README ("The kit") says a recording holds, per exercise; nothing else may be there.
+RECORDED = {
+    "exercise": {"info", "hidden", "cases", "expected", "mistakes", "stand_ins"},
+    "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses"},
+    "mistake": {"name", "message", "outcomes"},
+}
+
+
+def beyond_the_readme(recording: dict) -> list[str]:
+    """What a recording (a ``checks.json``, parsed) holds that the README does not say it
+    holds: another field, hidden cases, or where in a catalogued mistake's code an error
+    came from (a line of the instructor's code)."""
+    found = []
+    for name, exercise in recording["exercises"].items():
+        found += [f"{name}: {key}" for key in sorted(set(exercise) - RECORDED["exercise"])]
+        found += [f"{name}, info: {key}" for key in sorted(set(exercise["info"]) - RECORDED["info"])]
+        if exercise["hidden"]:
+            found.append(f"{name}: hidden cases")
+        for mistake in exercise["mistakes"]:
+            label = f"{name}, mistake {mistake.get('name')!r}"
+            found += [f"{label}: {key}" for key in sorted(set(mistake) - RECORDED["mistake"])]
+            found += [f"{label} says where its code raised: {outcome['error']['where']}"
+                      for outcome in mistake["outcomes"]
+                      if isinstance(outcome, dict) and (outcome.get("error") or {}).get("where")]
+    return found
+
+
+def _recordings(kit: Path) -> dict[str, dict]:
+    return {rel: json.loads((kit / rel).read_text(encoding="utf-8"))
+            for rel in files_of(kit) if rel.endswith(".checks.json")}
+
+
+def test_each_recording_holds_what_the_readme_says_and_nothing_else(kit):
+    recordings = _recordings(kit)
+    assert len(recordings) == len(LESSONS)
+    mistakes = [m for r in recordings.values() for e in r["exercises"].values() for m in e["mistakes"]]
+    assert len(mistakes) > 100 and all(m["message"] and m["outcomes"] for m in mistakes)
+    found = [f"{rel}: {what}" for rel, r in recordings.items() for what in beyond_the_readme(r)]
+    assert not found, "\n".join(found[:20])
+
+
+def test_a_recording_with_more_than_the_readme_says_is_found(kit):
+    rel, recording = next(iter(_recordings(kit).items()))
+    name, exercise = next((n, e) for n, e in recording["exercises"].items() if e["mistakes"])
+    mistake = exercise["mistakes"][0]
+    mistake["outcomes"][0] = {"error": {"type": "ValueError", "message": "no", "helper": "",
+                                        "where": "line 3 of your code: `return A @ B`"},
+                              "mutated": ""}
+    mistake["impl"] = "def wrong(A, B): ..."
+    exercise["info"]["hidden_seed"] = 12
+    exercise["hidden"] = True
+    assert beyond_the_readme(recording) == [
+        f"{name}, info: hidden_seed", f"{name}: hidden cases",
+        f"{name}, mistake {mistake['name']!r}: impl",
+        f"{name}, mistake {mistake['name']!r} says where its code raised: line 3 of your code: "
+        "`return A @ B`"]
 
 
 def _definitions(source: str, label: str) -> list[tuple[str, str, int]]:
@@ -173,13 +275,13 @@ def test_the_searches_find_what_is_planted(kit, tmp_path):
     from grader import reference
 
     planted = build_kit(ROOT, tmp_path / "k")
-    line = next(iter(_solution_lines().values())).split(": ", 1)[1]
+    line = next(iter(solution_lines(_source_notebooks()).values())).split(": ", 1)[1]
     copy = inspect.getsource(reference.matmul_dot).replace("matmul_dot", "helper")
     copy = re.sub(r"\bC\b", "out", copy)
     target = planted / "courseware" / "figures.py"
     target.write_text(target.read_text() + f"\n# {line}\n\n{copy}")
     squeezed = re.sub(r"\s+", "", target.read_text())
-    assert any(s in squeezed for s in _solution_lines())
+    assert any(s in squeezed for s in solution_lines(_source_notebooks()))
     shapes = {shape for _, shape, _ in _definitions(target.read_text(), "x")}
     assert shapes & set(_instructors_definitions())
 

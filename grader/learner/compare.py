@@ -23,7 +23,7 @@ from numbers import Number
 
 import numpy as np
 
-from .validation import shape_str
+from .validation import scalar_str, shape_str
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,13 @@ def _arrays_differ(expected: np.ndarray, actual: np.ndarray, tol: Tolerance, whe
     act = actual.astype(np.float64)
     nan_act, nan_exp = np.isnan(act), np.isnan(exp)
     if (nan_act & ~nan_exp).any():
+        if act.ndim == 0:
+            return f"{where}got NaN where a number was expected"
         idx = tuple(int(i) for i in np.argwhere(nan_act & ~nan_exp)[0])
         return f"{where}contains NaN (first at index {idx}) where a number was expected"
     if (nan_exp & ~nan_act).any():
+        if act.ndim == 0:
+            return f"{where}got {float(act):.6g} where NaN was expected"
         idx = tuple(int(i) for i in np.argwhere(nan_exp & ~nan_act)[0])
         return f"{where}has a number at index {idx} where NaN was expected"
     ok = np.isclose(act, exp, rtol=tol.rtol, atol=tol.atol(exp), equal_nan=True)
@@ -160,7 +164,7 @@ def difference(expected, actual, tol: Tolerance = FLOAT64, where: str = "") -> s
             return f"{where}returned {_type_name(actual)}, expected numbers"
         return _arrays_differ(exp_arr, act_arr, tol, where)
     if expected != actual:
-        return f"{where}got {actual!r}, expected {expected!r}"
+        return f"{where}got {scalar_str(actual)}, expected {scalar_str(expected)}"
     return None
 
 

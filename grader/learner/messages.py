@@ -7,7 +7,7 @@ import numpy as np
 
 from .cases import Case
 from .compare import difference, to_numpy
-from .validation import shape_str
+from .validation import scalar_str, shape_str
 
 
 def and_join(items: list[str]) -> str:
@@ -15,9 +15,16 @@ def and_join(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def arrays_in(x) -> bool:
+    """Whether ``x`` is a list of arrays (a learner's blocks): shown array by array, never
+    joined into one array that the learner did not write."""
+    return isinstance(x, list) and bool(x) and all(
+        isinstance(to_numpy(v), np.ndarray) and np.ndim(to_numpy(v)) >= 1 for v in x)
+
+
 def fmt_value(x, indent: str = "    ") -> str:
     x = to_numpy(x)
-    if isinstance(x, tuple):
+    if isinstance(x, tuple) or arrays_in(x):
         return "\n".join(f"{indent}item {i}:\n{fmt_value(v, indent + '  ')}" for i, v in enumerate(x))
     if isinstance(x, dict):
         return "\n".join(f"{indent}{k!r}:\n{fmt_value(v, indent + '  ')}" for k, v in x.items())
@@ -33,7 +40,7 @@ def fmt_value(x, indent: str = "    ") -> str:
         )
         body = "\n".join(indent + line for line in text.splitlines())
         return f"{body}\n{indent}(shape {shape_str(x.shape)}, dtype {x.dtype})"
-    return indent + repr(x)
+    return indent + scalar_str(x)
 
 
 SHOWN_ENTRIES = 1  # of a tuple or dict result, the entries that differ shown at most
@@ -157,7 +164,9 @@ def describe_input(case: Case) -> str:
     for i, arg in enumerate(case.args):
         name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
         kind = ""
-        if isinstance(arg, list):
+        if arrays_in(arg):
+            kind = f" (a Python list of {len(arg)} array{'s' if len(arg) != 1 else ''})"
+        elif isinstance(arg, list):
             kind = " (a Python list)"
         elif isinstance(arg, np.ndarray) and arg.ndim >= 1 and not arg.flags.c_contiguous:
             kind = " (a non-contiguous view)"

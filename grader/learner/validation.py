@@ -14,6 +14,16 @@ def shape_str(shape) -> str:
     return "×".join(str(n) for n in shape) if shape else "a scalar"
 
 
+def scalar_str(x) -> str:
+    """A value as a message writes it: a NumPy scalar as the number it holds (``nan``,
+    ``2.5``, ``True``), not as NumPy's ``np.float64(nan)``; anything else as repr."""
+    if isinstance(x, (np.str_, np.bytes_)):
+        return repr(x.item())
+    if isinstance(x, np.generic) and not isinstance(x, np.void):
+        return str(x)
+    return repr(x)
+
+
 def as_array(x, name: str, *, ndim: int | None = None, min_ndim: int | None = None) -> np.ndarray:
     """Convert ``x`` (array, list, tuple) to a float ndarray and check its number of axes.
 

@@ -379,24 +379,25 @@ register(Exercise(
 
 # ============================================================================= KVCache
 
-def _show(a) -> str:
+def _show(a, indent: int = 10) -> str:
     text = np.array2string(np.asarray(a), precision=4, suppress_small=True, separator=", ",
                            max_line_width=80)
-    return text.replace("\n", "\n" + " " * 10)
+    return text.replace("\n", "\n" + " " * indent)
 
 
 def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     """The ``build`` of a KVCache case: a new cache, then one ``append(k, v)`` per pair,
-    each shown in the message."""
-    lines = ["cache = KVCache()"]
+    each shown in the message as the code that makes it (the message writes the label,
+    "cache", and " = " before the first line)."""
+    lines = ["KVCache()"]
     for i, (k, v) in enumerate(appends, 1):
         what = "one position" if np.ndim(k) == 1 else f"a block of {len(k)} positions"
         lines.append(f"cache.append(k, v)    # call {i}, {what}:")
-        lines.append(f"      k = {_show(k)}")
-        lines.append(f"      v = {_show(v)}")
+        lines.append(f"    k = {_show(k, 10)}")
+        lines.append(f"    v = {_show(v, 10)}")
     lines.append("after each call the check reads cache.keys, cache.values and len(cache)")
     return {"args": [], "kwargs": {}, "calls": [["append", [k, v]] for k, v in appends],
-            "describe": "\n    ".join(lines), "label": "steps"}
+            "describe": "\n  ".join(lines), "label": "cache"}
 
 
 def kv_cases(rng, hidden):

@@ -1,0 +1,44 @@
+"""How a check's message shows inputs and values (grader/learner/messages.py): each test
+feeds in what an earlier wording showed wrongly, and reads what it shows now."""
+import numpy as np
+
+from grader.learner.cases import Case
+from grader.learner.compare import difference
+from grader.learner.messages import describe_input, fmt_value
+
+
+def test_a_list_of_equal_blocks_is_shown_block_by_block_not_as_one_2d_array():
+    blocks = [np.array([1.0]), np.array([3.0])]
+    shown = describe_input(Case((blocks,), names=("scores_blocks",)))
+    # Before: "scores_blocks (a Python list) =\n    [[1.],\n     [3.]]\n    (shape 2×1, ...)",
+    # the 2-D array that the exercise rejects.
+    assert "(a Python list) =" not in shown and "2×1" not in shown and "[[" not in shown
+    assert shown.splitlines() == [
+        "  scores_blocks (a Python list of 2 arrays) =",
+        "    item 0:", "      [1.]", "      (shape 1, dtype float64)",
+        "    item 1:", "      [3.]", "      (shape 1, dtype float64)",
+    ]
+
+
+def test_a_list_of_numbers_is_still_one_array():
+    shown = describe_input(Case(([1, 4],), names=("depths",)))
+    assert shown == "  depths (a Python list) =\n    [1, 4]\n    (shape 2, dtype int64)"
+    assert "1 array)" in describe_input(Case(([np.zeros(2)],), names=("blocks",)))
+
+
+def test_numpy_scalars_are_shown_as_the_numbers_they_hold():
+    # Before: "np.float64(nan)", "np.True_", NumPy 2's repr.
+    assert fmt_value(np.float64("nan")) == "    nan"
+    assert fmt_value(np.float32(0.5)) == "    0.5"
+    assert fmt_value((np.int64(3), np.bool_(True))) == "    item 0:\n      3\n    item 1:\n      True"
+    assert fmt_value("text") == "    'text'" and fmt_value(None) == "    None"
+    assert difference(False, np.bool_(True)) == "got True, expected False"
+    assert difference("rows", np.str_("cols")) == "got 'cols', expected 'rows'"
+
+
+def test_a_scalar_nan_is_named_without_an_index():
+    # Before: "contains NaN (first at index ()) where a number was expected".
+    assert difference(1.0, np.float64("nan")) == "got NaN where a number was expected"
+    assert difference(float("nan"), 2.0) == "got 2 where NaN was expected"
+    assert difference(np.ones(2), np.array([1.0, np.nan])) == \
+        "contains NaN (first at index (1,)) where a number was expected"
