@@ -532,12 +532,14 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
     leaf = {p.rsplit(".", 1)[-1] for p in ref.paths}
     if ref.value is not _MISSING:
         leaf.add(getattr(ref.value, "__name__", None))
-    if called and (name in rules.required or leaf & set(rules.required)):
-        state.used.update({name} | leaf & set(rules.required))
+    if called:
+        state.used.update(({name} | leaf) & set(rules.required))
     own = not attribute and bool(ref.own)
     label = _forbidden(ref, rules)
-    if name in rules.names and not (own and not ref.paths):
-        state.add(Finding(rules.names[name], where))
+    named = [n for n in [name, *sorted(leaf - {name, None})] if n in rules.names]
+    if named and not (own and not ref.paths):
+        state.add(Finding(rules.names[named[0]] + (f" (as `{name}`)" if named[0] != name else ""),
+                          where))
     elif label:
         state.add(Finding(f"{label} (as `{name}`)", where))
     elif rules.loops and (name in LOOP_NAMES or leaf & set(LOOP_NAMES)) and not (own and not ref.paths):
@@ -623,13 +625,29 @@ def _static_names(node, tree) -> set[str] | None:
     for other in ast.walk(scope):
         if isinstance(other, ast.Name) and other.id == node.id and isinstance(other.ctx, ast.Store):
             stores += 1
-        if isinstance(other, (ast.For, ast.comprehension)) and isinstance(other.target, ast.Name) \
-                and other.target.id == node.id and isinstance(other.iter, (ast.Tuple, ast.List, ast.Set)):
-            items = [_folded(e) for e in other.iter.elts]
-            if all(i is not None for i in items):
+        if isinstance(other, (ast.For, ast.comprehension)):
+            items = _loop_values(other.target, other.iter, node.id)
+            if items is not None:
                 values.update(items)
                 stores -= 1
     return values if values and stores == 0 else None
+
+
+def _loop_values(target, iterable, name: str) -> list[str] | None:
+    """The strings a loop over literals gives ``name`` (``for n in ("a", "b")``, or
+    ``for n, x in (("a", x1), ("b", x2))``), or None."""
+    if not isinstance(iterable, (ast.Tuple, ast.List, ast.Set)):
+        return None
+    if isinstance(target, ast.Name) and target.id == name:
+        items = [_folded(e) for e in iterable.elts]
+    elif isinstance(target, ast.Tuple) and any(isinstance(t, ast.Name) and t.id == name
+                                               for t in target.elts):
+        k = next(i for i, t in enumerate(target.elts) if isinstance(t, ast.Name) and t.id == name)
+        items = [_folded(e.elts[k]) if isinstance(e, ast.Tuple) and len(e.elts) > k else None
+                 for e in iterable.elts]
+    else:
+        return None
+    return items if items and all(i is not None for i in items) else None
 
 
 def _enclosing(tree, node):
