@@ -432,3 +432,20 @@ def test_dynamic_uses_are_listed_for_the_integrity_notes():
     whats = sorted(f.what.split(",")[0] for f in found)
     assert whats == ["exec", "getattr with an attribute name built at run time"], found
     assert not dynamic_uses(compile("import numpy as np\n", "<c>", "exec"), "import numpy as np\n")
+
+
+def test_the_course_s_own_setup_magics_are_not_dynamic_but_other_magics_are():
+    from grader.learner.shortcuts import python_source
+
+    for cell, dynamic in (("%matplotlib inline\nimport numpy as np\n", False),
+                          ("%run helpers.py\n", True),
+                          ("%%writefile helpers.py\nx = 1\n", True),
+                          ("get_ipython().run_cell('x = 1')\n", True),
+                          ("%matplotlib inline\nget_ipython().user_ns['f'] = print\n", True)):
+        text = python_source(cell)
+        found = dynamic_uses(compile(text, "<c>", "exec"), text)
+        assert bool(found) == dynamic, (cell, found)
+    reader = SourceReader()
+    reader.read("%matplotlib inline\nimport numpy as np\n", "<setup>")
+    reader.read(PREFIX_HONEST, "<answer>")
+    assert scan_source(reader.scope(), "prefix_average", get("prefix_average").rules)[0] == []

@@ -722,6 +722,26 @@ def python_source(cell_source: str) -> str:
         return cell_source
 
 
+# Line magics that only set up the notebook (how figures show, reloading modules): the
+# course's own cells use them, and they run no code of the learner's.
+SETUP_MAGICS = {"matplotlib", "autoreload", "load_ext", "config"}
+
+
+def _setup_magic_lines(text: str) -> set[int]:
+    """Lines holding only ``get_ipython().run_line_magic("<setup magic>", "<literal>")``."""
+    tree = _tree(text)
+    lines = set()
+    for node in (tree.body if tree is not None else []):
+        call = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr == "run_line_magic" and isinstance(call.func.value, ast.Call) \
+                and _dotted(call.func.value.func) == "get_ipython" and not call.func.value.args \
+                and len(call.args) == 2 and all(_folded(a) is not None for a in call.args) \
+                and _folded(call.args[0]) in SETUP_MAGICS and not call.keywords:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
 def dynamic_uses(code: types.CodeType, text: str) -> list[Finding]:
     """Every use in ``code`` (a cell, compiled from ``text``) of what the source cannot
     show (:data:`DYNAMIC`, ``getattr`` with a name built at run time, assigning
@@ -729,10 +749,13 @@ def dynamic_uses(code: types.CodeType, text: str) -> list[Finding]:
     its line; a finding's ``key`` says whether it can rebind names (``"rebinds"``)."""
     scope = SourceScope({}, {}, {code.co_filename: text})
     found: list[Finding] = []
+    setup = _setup_magic_lines(text)
     for inner in code_objects(code):
         calls = _GetattrCalls(scope, inner)
         for ins in dis.get_instructions(inner):
             line = ins.positions.lineno if ins.positions and ins.positions.lineno else 0
+            if inner is code and line in setup:
+                continue
             where = f"line {line}"
             if ins.opname in ("STORE_ATTR", "DELETE_ATTR") and ins.argval in SWAPS:
                 found.append(Finding(f"assigning {ins.argval}", where, ("rebinds", line)))
