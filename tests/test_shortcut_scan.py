@@ -449,3 +449,15 @@ def test_the_course_s_own_setup_magics_are_not_dynamic_but_other_magics_are():
     reader.read("%matplotlib inline\nimport numpy as np\n", "<setup>")
     reader.read(PREFIX_HONEST, "<answer>")
     assert scan_source(reader.scope(), "prefix_average", get("prefix_average").rules)[0] == []
+
+
+def test_methods_named_like_builtins_are_not_dynamic():
+    text = ("import re\nimport torch\nmha = torch.nn.Linear(2, 2).eval()\n"
+            "pattern = re.compile('a+')\n")
+    assert dynamic_uses(compile(text, "<c>", "exec"), text) == []
+    text = "import builtins\nf = builtins.eval\n"
+    assert dynamic_uses(compile(text, "<c>", "exec"), text)
+    reader = SourceReader()
+    reader.read("import torch\nm = torch.nn.Linear(2, 2).eval()\n", "<demo>")
+    reader.read(PREFIX_HONEST, "<answer>")
+    assert scan_source(reader.scope(), "prefix_average", get("prefix_average").rules)[0] == []

@@ -165,6 +165,9 @@ REBINDS = {"exec", "eval", "compile", "__import__", "importlib", "import_module"
            "locals", "vars", "__dict__", "__builtins__", "builtins", "__main__", "get_ipython",
            "_getframe", "currentframe", "f_globals", "f_locals", "FunctionType", "CodeType",
            "ctypes"}
+# Built-in functions: dynamic as names, never as attributes (``module.eval()``,
+# ``re.compile`` are ordinary methods).
+BUILTIN_ONLY = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars"}
 GETATTRS = {"getattr", "setattr", "hasattr", "delattr"}
 # Attributes whose assignment changes what a function or object runs.
 SWAPS = {"__code__", "__call__", "__class__", "__globals__", "__dict__", "__defaults__",
@@ -501,8 +504,8 @@ def _is_builtin(ref: Ref, names) -> bool:
     return any(p in {f"builtins.{n}" for n in names} for p in ref.paths)
 
 
-def _dynamic_label(name: str, ref: Ref) -> str:
-    if name in DYNAMIC:
+def _dynamic_label(name: str, ref: Ref, attribute: bool = False) -> str:
+    if name in DYNAMIC and not (attribute and name in BUILTIN_ONLY):
         return DYNAMIC[name]
     if _is_builtin(ref, ("exec", "eval", "compile", "__import__", "globals", "locals", "vars")):
         return DYNAMIC[getattr(ref.value, "__name__", "") or ref.paths[0].rsplit(".", 1)[-1]]
@@ -515,7 +518,7 @@ def _dynamic_label(name: str, ref: Ref) -> str:
             return DYNAMIC[value.__name__]
     for path in ref.paths:
         parts = path.split(".")
-        if parts[-1] in DYNAMIC:
+        if parts[-1] in DYNAMIC and (parts[-1] not in BUILTIN_ONLY or parts[0] == "builtins"):
             return DYNAMIC[parts[-1]]
         if parts[0] in ("importlib", "ctypes", "__main__") or parts == ["builtins"]:
             return DYNAMIC[parts[0]]
@@ -546,7 +549,7 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
         what = LOOP_NAMES.get(name) or LOOP_NAMES[next(iter(leaf & set(LOOP_NAMES)))]
         state.add(Finding(f"{what}, a loop over your function", where))
     if rules.constrains:
-        dynamic = _dynamic_label(name, ref)
+        dynamic = _dynamic_label(name, ref, attribute)
         if dynamic:
             state.add(Finding(dynamic, where, key))
         module = _unread(ref) if not attribute else ""
@@ -771,7 +774,8 @@ def dynamic_uses(code: types.CodeType, text: str) -> list[Finding]:
                                   "IMPORT_FROM"):
                 continue
             name = ins.argval
-            if name in DYNAMIC:
+            attribute = ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+            if name in DYNAMIC and not (attribute and name in BUILTIN_ONLY):
                 kind = "rebinds" if name in REBINDS else "reads"
                 found.append(Finding(DYNAMIC[name], where, (kind, line)))
             elif name == "modules" and ins.opname in ("LOAD_ATTR", "LOAD_METHOD", "IMPORT_FROM"):
