@@ -21,10 +21,11 @@ who reads this file.
   calls the fixture lists. The check then runs the learner's own class, never an answer
   of the course's.
 * ``ablation_row``: one run of lesson 06's experiment redone with the *learner's own*
-  ``TinyTransformer``, ``train`` and ``token_similarity`` (the settings the exercise states:
-  the model built right after ``torch.manual_seed(seed)``, similarities on the probe batch
-  drawn from ``Generator(seed)``), so that a row ``run_ablation`` returns can be compared
-  with what the learner's parts give; it names no answer of the course's.
+  ``TinyTransformer``, ``train`` and ``token_similarity`` (the settings the exercise
+  states: the model built right after torch's generator is seeded with ``seed``,
+  similarities on the probe batch drawn from ``Generator(seed)``), so that a row
+  ``run_ablation`` returns can be compared with what the learner's parts give; it names
+  no answer of the course's.
 """
 from __future__ import annotations
 
@@ -309,14 +310,14 @@ def _ablation_row(namespace: dict, depth: int, residual: bool, steps: int, seed:
                             f"your notebook: run its cell first")
     probe = TASK.sample(torch.Generator().manual_seed(seed))[0]
     measure = parts["token_similarity"]
-    torch.manual_seed(seed)
+    torch.random.manual_seed(seed)
     model = parts["TinyTransformer"](**MODEL, n_layers=depth, residual=residual)
     at_start = [measure(stream) for stream in layer_outputs(model, probe)]
     trained = parts["train"](model, TASK, steps, seed)
-    return {"depth": depth, "residual": residual, "losses": trained,
-            "final_loss": sum(trained[-LAST:]) / len(trained[-LAST:]),
-            "similarity_init": at_start,
-            "similarity_trained": [measure(stream) for stream in layer_outputs(model, probe)]}
+    return dict(depth=depth, residual=residual, losses=trained,
+                final_loss=sum(trained[-LAST:]) / len(trained[-LAST:]),
+                similarity_init=at_start,
+                similarity_trained=[measure(stream) for stream in layer_outputs(model, probe)])
 
 
 def ablation_row(depth: int, residual: bool, steps: int, seed: int) -> Fixture:
