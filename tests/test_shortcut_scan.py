@@ -461,3 +461,21 @@ def test_methods_named_like_builtins_are_not_dynamic():
     reader.read("import torch\nm = torch.nn.Linear(2, 2).eval()\n", "<demo>")
     reader.read(PREFIX_HONEST, "<answer>")
     assert scan_source(reader.scope(), "prefix_average", get("prefix_average").rules)[0] == []
+
+
+def prefix_with_a_computed_getattr(X):
+    X = np.asarray(X, dtype=float)
+    run = getattr(np, "".join(reversed("musmuc")))
+    return run(X, axis=-2) / np.arange(1, X.shape[-2] + 1)[:, None]
+
+
+def test_in_a_notebook_a_computed_getattr_is_found_where_the_source_is_at_hand():
+    with pytest.raises(CheckFailed, match="built at run time"):
+        check("prefix_average", prefix_with_a_computed_getattr)
+    # Compiled from a string, the function has no source to read: the notebook's check
+    # lets its getattr be (the grader reads the submission's source and decides).
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(PREFIX_HONEST.replace("X = np.asarray(X, dtype=float)",
+                                       'X = np.asarray(getattr(X, "data", X), dtype=float)'),
+                 "<no source>", "exec"), namespace)
+    check("prefix_average", namespace["prefix_average"])

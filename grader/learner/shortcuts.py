@@ -678,6 +678,8 @@ def _getattr_use(name: str, ins, calls: _GetattrCalls, scope, where, key, state:
     is a finding where the rules constrain the answer."""
     rules = state.rules
     found = calls.call_at(ins)
+    if found is None and not calls.scope.source(calls.code.co_filename):
+        return  # a live function whose source is not at hand: the grader's scan reads it
     names = None
     owner = UNKNOWN
     if found is not None:
