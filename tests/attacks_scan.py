@@ -118,7 +118,8 @@ class _Attend:
     def __call__(self, mha, query, key, value, mask):
         B, T_q, T_k = attention_shapes(query, key, value, mha.d_model)
         mask = as_attention_mask(mask, B, mha.n_heads, T_q, T_k)
-        blocked = None if mask is None else (~mask).reshape(B * mha.n_heads, T_q, T_k)
+        blocked = None if mask is None else \
+            (~mask).expand(B, mha.n_heads, T_q, T_k).reshape(B * mha.n_heads, T_q, T_k)
         out, weights = F.multi_head_attention_forward(
             query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1), mha.d_model,
             mha.n_heads, None, torch.cat([mha.w_q.bias, mha.w_k.bias, mha.w_v.bias]), None, None,
