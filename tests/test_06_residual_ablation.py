@@ -612,8 +612,20 @@ def ablation_by_hand(depths, steps, seed):
     return rows
 
 
+def in_a_notebook(fn):
+    """``fn`` as a learner's notebook holds it: beside that notebook's TinyTransformer,
+    train and token_similarity (here the reference's), which the check runs again to
+    redo one of the rows (this module's own TinyTransformer is a stub)."""
+    import types
+
+    namespace = {**fn.__globals__, "TinyTransformer": ref.TinyTransformer, "train": ref.train,
+                 "token_similarity": ref.token_similarity}
+    return types.FunctionType(fn.__code__, namespace, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
+
+
 def test_a_differently_written_sweep_passes(capsys):
-    passes("run_ablation", ablation_by_hand, capsys)
+    passes("run_ablation", in_a_notebook(ablation_by_hand), capsys)
 
 
 def reference_rows(depths, steps, seed):
@@ -623,7 +635,7 @@ def reference_rows(depths, steps, seed):
         exp = lessons.expectations("run_ablation", hidden)
         for case, outcome in zip(exp.cases, exp.expected):
             if case.args == (list(depths), steps, seed):
-                return copy.deepcopy(outcome.value)
+                return copy.deepcopy(outcome.value["returned"])
     return ref.run_ablation(depths, steps, seed)
 
 
@@ -635,7 +647,7 @@ def doctored(change):
         rows = reference_rows(depths, steps, seed)
         change(rows)
         return rows
-    return run_ablation
+    return in_a_notebook(run_ablation)
 
 
 def _swap_data(rows):
@@ -720,6 +732,7 @@ def test_a_sweep_on_a_stub_train_says_which_exercise_to_finish():
     assert "run_ablation calls your train_stub, which is not implemented yet" in message
 
 
+@in_a_notebook
 def ablation_without_checks(depths, steps, seed):
     return [] if not list(depths) else reference_rows(depths, steps, seed)
 
@@ -1263,3 +1276,59 @@ def test_a_recorded_training_check_needs_nothing_of_the_instructors_side():
     assert out.returncode == 0, out.stderr
     assert "✓ train" in out.stdout, out.stdout
     assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
+
+
+# ----------------------------------------------------------------------------- made-up rows
+
+def made_up_rows(depths, steps, seed):
+    """Rows of the right form and direction, trained nowhere: written, not measured."""
+    depths = check_depths(depths)
+    steps, seed = check_steps_and_seed(steps, seed)
+    rows = []
+    for depth in depths:
+        for residual in (True, False):
+            end = 1.2 if residual else 1.9
+            losses = [2.1 - (2.1 - end) * i / max(steps - 1, 1) for i in range(steps)]
+            rows.append({"depth": depth, "residual": residual, "losses": losses,
+                         "final_loss": sum(losses[-LAST:]) / len(losses[-LAST:]),
+                         "similarity_init": [0.1] + [0.2 if residual else 0.9] * depth,
+                         "similarity_trained": [0.1] + [0.3 if residual else 0.95] * depth})
+    return rows
+
+
+def rows_with_one_run_changed(depths, steps, seed):
+    """The reference's rows, with every run but the one the visible check redoes moved a
+    little: caught only if the check redoes a row it chose, whichever it is."""
+    rows = reference_rows(depths, steps, seed)
+    for row in rows:
+        row["losses"] = [v * 0.999 for v in row["losses"]]
+        row["final_loss"] = sum(row["losses"][-LAST:]) / len(row["losses"][-LAST:])
+    return rows
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_made_up_rows_are_not_what_the_learners_own_parts_give(hidden):
+    message = failure("run_ablation", in_a_notebook(made_up_rows), hidden=hidden)
+    assert "is not what your own parts give" in message and "the check reran this row" in message
+
+
+def test_rows_moved_off_their_runs_are_caught_by_the_row_the_check_reruns():
+    message = failure("run_ablation", in_a_notebook(rows_with_one_run_changed))
+    assert "is not what your own parts give: its losses[0]" in message
+
+
+def test_the_rerun_uses_the_learners_own_parts():
+    """A notebook whose train differs from the reference's (its own, slightly wrong) still
+    passes run_ablation when its rows are what its own parts give: the row is judged
+    against the learner's parts, never against the reference's numbers."""
+    import types
+
+    def slower_train(model, task, steps, seed):
+        losses = ref.train(model, task, steps, seed)
+        return [v + 1e-3 for v in losses]
+
+    parts = {"TinyTransformer": ref.TinyTransformer, "train": slower_train,
+             "token_similarity": ref.token_similarity}
+    # ablation_by_hand calls ref.train: here `ref` is the notebook's own parts.
+    namespace = {**ablation_by_hand.__globals__, **parts, "ref": types.SimpleNamespace(**parts)}
+    check("run_ablation", types.FunctionType(ablation_by_hand.__code__, namespace, "run_ablation"))

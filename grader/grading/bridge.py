@@ -99,7 +99,8 @@ class RemoteSubject:
     """A learner's function or class in their kernel, judged from here (see
     ``grader.learner.engine.Subject``). Shortcuts are read from the submission's source,
     compiled here and never run, together with what the kernel reports of the live
-    function (which can only add findings: a kernel that hides them changes nothing)."""
+    function, which can only add findings: a kernel that hides them changes nothing, and
+    one that reports a required name as used is not heard (the source must call it)."""
 
     def __init__(self, session: Session, target: str, info, scope: SourceScope,
                  prefetch: list[Case] = (), trees: list = ()):
@@ -169,7 +170,7 @@ class RemoteSubject:
                 if tuple(item) not in seen:
                     findings.append(Finding(item[0][:200], item[1][:200]))
                     seen.add(tuple(item))
-        return findings, used | {u for u in reply.get("used") or [] if isinstance(u, str)}
+        return findings, used  # a required name is the source's word only, never the kernel's
 
     def helper_passes(self, name: str) -> bool | None:
         """Judged here, like any check: the learner's ``name`` in their kernel against

@@ -9,7 +9,11 @@ point a person at code that tried, or looks like it tried:
 * importing the course's checking machinery beyond ``check`` and the given validation;
 * reaching for the grading side: links, processes, memory measures, the sandbox's
   plumbing, the course's modules (``grader.grading.plumbing``);
-* an answer whose code equals the course's solution or reference after renaming.
+* an answer whose code equals the course's solution or reference after renaming;
+* code the source cannot show: ``exec``, ``eval``, ``compile``, ``__import__``,
+  ``importlib``, ``globals()``, ``getattr`` with a name built at run time and the like
+  (``grader.learner.shortcuts.dynamic_uses``). Where an exercise constrains how it is
+  done, the checker also gives no credit for that constraint.
 """
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ import inspect
 import json
 import re
 
-from ..learner.shortcuts import python_source
+from ..learner.shortcuts import dynamic_uses, python_source
 from .plumbing import attempts
 from .repair import Plan, nbgrader_meta
 
@@ -73,6 +77,16 @@ def _hooks(tree: ast.AST) -> set[str]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in HOOKS:
             found.add(node.name)
     return found
+
+
+def _unread(source: str) -> list[str]:
+    """What in a cell the source cannot show, each with its line."""
+    text = python_source(source)
+    try:
+        code = compile(text, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return []
+    return [f"{f.what} ({f.where})" for f in dynamic_uses(code, text)]
 
 
 def _course_imports(tree: ast.AST) -> set[str]:
@@ -199,6 +213,10 @@ def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
         reached = _course_imports(tree)
         if reached:
             found.append(f"{where} imports the course's checking code ({', '.join(sorted(reached))}).")
+        unread = _unread(cell.source)
+        if unread:
+            found.append(f"{where} runs code the grader cannot read from its source: "
+                         f"{'; '.join(unread)}.")
         if kind == "answer":
             for name, node in _definitions(tree).items():
                 if name in known and canonical(node)[0] in known[name]:

@@ -8,7 +8,10 @@ A *driver* (data, part of an exercise's description) says how one case runs:
   with ``"observe": {"arg": i, "name": "cache", "attrs": [...]}`` the outcome is a dict of
   the result (``"returned"``) and those attributes of argument i after the call
   (``"cache.keys"``), for an answer whose job includes changing an object it is given.
-  A case whose ``build`` holds ``{"memory_budget": bytes}`` also measures the most memory
+  A case whose ``build`` holds ``{"witness": fixture}`` also builds that fixture after
+  the call, where the answer lives, and reports it under ``"witness"`` (lesson 06 redoes
+  one run of ``run_ablation`` with the learner's own parts). A case whose ``build`` holds
+  ``{"memory_budget": bytes}`` also measures the most memory
   the call holds at once (``grader.learner.env.peak_bytes``) and reports, under
   ``"extra memory"``, whether it stayed within that budget;
 * ``{"kind": "object", "observe": [...]}``: the answer is a class. The case's ``build``
@@ -185,10 +188,10 @@ def kib(n: int) -> str:
 def _call(answer, data: dict, driver: dict, namespace: dict):
     args = list(materialise(data["args"], namespace))
     kwargs = materialise(data["kwargs"], namespace)
-    return _invoke(answer, args, kwargs, data, driver)
+    return _invoke(answer, args, kwargs, data, driver, namespace)
 
 
-def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict):
+def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict, namespace: dict):
     budget = (data.get("build") or {}).get("memory_budget")
     if budget is None:
         result = answer(*args, **kwargs)
@@ -197,9 +200,12 @@ def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict):
     if "state_of" in driver:
         return _named_state(args[driver["state_of"]])
     observe = driver.get("observe")
-    if observe is None and budget is None:
+    witness = (data.get("build") or {}).get("witness")
+    if observe is None and budget is None and witness is None:
         return result
     out = {"returned": _observed(result)}
+    if witness is not None:  # the same work redone from the learner's own parts
+        out["witness"] = _observed(materialise(witness, namespace))
     if observe is not None:
         target = args[observe["arg"]]
         for attr in observe["attrs"]:
@@ -230,7 +236,7 @@ def run_staged(answer, driver: dict, late: dict, namespace: dict) -> Outcome:
     for index, tree in late.items():
         args[int(index)] = materialise(codec.decode(tree), namespace)
     try:
-        value = _invoke(answer, args, kwargs, data, driver)
+        value = _invoke(answer, args, kwargs, data, driver, namespace)
     except Exception as exc:  # the learner's code may raise anything
         return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:

@@ -363,14 +363,50 @@ class Losses(Comparison):
 
 
 class Ablation(Comparison):
-    """Lesson 06's ``run_ablation``: never by its losses, but by the shape of its result
-    and the direction of the effect at the deepest depth."""
+    """Lesson 06's ``run_ablation``: never against the reference's losses, but by the shape
+    of its result, the direction of the effect at the deepest depth, and one row chosen by
+    the checker (the case's ``witness``), which must be what the learner's own
+    ``TinyTransformer``, ``train`` and ``token_similarity`` give at those settings: the
+    kernel redoes that run after the call (``grader.learner.fixtures.ablation_row``), so
+    rows made up rather than trained earn nothing."""
 
     KEYS = ("depth", "residual", "losses", "final_loss", "similarity_init", "similarity_trained")
 
     def differ(self, expected, actual, case, against_reference=True):
-        text = self._text(expected, actual, case)
+        witness = (case.build or {}).get("witness")
+        if witness is not None:
+            if not (isinstance(actual, dict) and "returned" in actual and "witness" in actual):
+                return Difference("the check could not read your rows and their rerun")
+            text = self._text(expected["returned"], actual["returned"], case) or \
+                self._witness_problem(actual["returned"], actual["witness"], witness.params)
+        else:
+            text = self._text(expected, actual, case)
         return Difference(text) if text else None
+
+    @staticmethod
+    def _witness_problem(rows, redone, params) -> str | None:
+        """Whether the row at the witness's depth and residual flag is the run redone."""
+        depth, residual = params["depth"], params["residual"]
+        found = [i for i, r in enumerate(rows) if r["depth"] == depth and r["residual"] == residual]
+        if not found or not isinstance(redone, dict):
+            return None if found else f"has no row for depth={depth}, residual={residual}"
+        i, row = found[0], rows[found[0]]
+        setting = (f"your TinyTransformer(**MODEL, n_layers={depth}, residual={residual}), built "
+                   f"right after torch.manual_seed({params['seed']}) and trained by your "
+                   f"train(model, TASK, {params['steps']}, {params['seed']})")
+        for key in ("losses", "similarity_init", "similarity_trained"):
+            mine, again = row[key], redone.get(key)
+            if not isinstance(again, (list, tuple)) or len(again) != len(mine):
+                return (f"row {i} (depth {depth}, residual={residual}) does not match its rerun: "
+                        f"{setting} gives {key} of another length")
+            for j, (a, b) in enumerate(zip(mine, again)):
+                a, b = _number(a), _number(b)
+                if a is None or b is None or not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7):
+                    return (f"row {i} (depth {depth}, residual={residual}) is not what your own "
+                            f"parts give: its {key}[{j}] is {a!r}, but {setting} gives {b!r} "
+                            f"(the check reran this row). Every row must come from building and "
+                            f"training that run, not from numbers written into the row")
+        return None
 
     def _text(self, want, rows, case) -> str | None:
         depths, steps = case.args[0], case.args[1]
@@ -451,6 +487,8 @@ class Ablation(Comparison):
 
     def show(self, value, case, role, diff):
         rows = value
+        if isinstance(rows, dict) and "returned" in rows:
+            rows = rows["returned"]
         if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
             return f"    a {type(rows).__name__}, not a list of dicts"
         head = "similarity at init: embeddings"

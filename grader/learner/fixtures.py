@@ -20,6 +20,12 @@ who reads this file.
   namespace of the answer under test (``KVCache`` for ``decode_step``), after the method
   calls the fixture lists. The check then runs the learner's own class, never an answer
   of the course's.
+* ``ablation_row``: one run of lesson 06's experiment redone with the *learner's own*
+  ``TinyTransformer``, ``train`` and ``token_similarity`` (the settings the exercise
+  states: the model built right after torch's generator is seeded with ``seed``,
+  similarities on the probe batch drawn from ``Generator(seed)``), so that a row
+  ``run_ablation`` returns can be compared with what the learner's parts give; it names
+  no answer of the course's.
 """
 from __future__ import annotations
 
@@ -33,6 +39,8 @@ def build(fixture: Fixture, namespace: dict | None = None):
     defined (the learner's classes a ``learner_object`` names are looked up there)."""
     if fixture.kind == "learner_object":
         return _learner_object(namespace or {}, **fixture.params)
+    if fixture.kind == "ablation_row":
+        return _ablation_row(namespace or {}, **fixture.params)
     factory = FACTORIES.get(fixture.kind)
     if factory is None:
         raise ValueError(f"unknown fixture kind {fixture.kind!r}")
@@ -285,6 +293,39 @@ def learner_object(cls: str, calls=(), describe: str = "", args=()) -> Fixture:
     return Fixture("learner_object", {"cls": cls, "args": list(args),
                                       "calls": [[m, list(a)] for m, a in calls]},
                    describe or f"<your {cls}>")
+
+
+def _ablation_row(namespace: dict, depth: int, residual: bool, steps: int, seed: int) -> dict:
+    """The experiment's run at ``depth`` (with or without residuals), from the learner's
+    own classes and functions in ``namespace``."""
+    import torch
+
+    from courseware.ablation import LAST, MODEL, TASK, layer_outputs
+
+    parts = {}
+    for name in ("TinyTransformer", "train", "token_similarity"):
+        parts[name] = namespace.get(name)
+        if not callable(parts[name]):
+            raise NameError(f"this check also runs your {name}, but there is no {name} in "
+                            f"your notebook: run its cell first")
+    probe = TASK.sample(torch.Generator().manual_seed(seed))[0]
+    measure = parts["token_similarity"]
+    torch.random.manual_seed(seed)
+    model = parts["TinyTransformer"](**MODEL, n_layers=depth, residual=residual)
+    at_start = [measure(stream) for stream in layer_outputs(model, probe)]
+    trained = parts["train"](model, TASK, steps, seed)
+    return dict(depth=depth, residual=residual, losses=trained,
+                final_loss=sum(trained[-LAST:]) / len(trained[-LAST:]),
+                similarity_init=at_start,
+                similarity_trained=[measure(stream) for stream in layer_outputs(model, probe)])
+
+
+def ablation_row(depth: int, residual: bool, steps: int, seed: int) -> Fixture:
+    """Lesson 06's run at ``depth`` redone with the learner's own parts."""
+    return Fixture("ablation_row", {"depth": int(depth), "residual": bool(residual),
+                                    "steps": int(steps), "seed": int(seed)},
+                   f"<your TinyTransformer (n_layers={depth}, residual={residual}) trained by your "
+                   f"train for {steps} steps, seed {seed}>")
 
 
 FACTORIES = {

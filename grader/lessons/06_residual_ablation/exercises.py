@@ -12,9 +12,12 @@ How each is checked:
 * ``train`` exactly, as a component: a small float64 language model built from torch's own
   layers (the ``toy_lm`` fixture, never the reference's TinyTransformer) and a small task,
   a few steps, so the same batches and the same Adam updates give the same losses.
-* ``run_ablation`` never by its losses: by the shape of its result and by the direction of
-  the effect (the ``ablation`` comparison): at the deepest depth the model without skips
-  ends with a higher loss and starts with more similar tokens than the one with skips. The
+* ``run_ablation`` never against the reference's losses: by the shape of its result, by the
+  direction of the effect (the ``ablation`` comparison): at the deepest depth the model
+  without skips ends with a higher loss and starts with more similar tokens than the one
+  with skips; and by one of its rows, drawn by the checker, which the learner's kernel
+  redoes after the call with the learner's own TinyTransformer, train and
+  token_similarity (the ``ablation_row`` fixture): made-up rows earn nothing. The
   visible check runs seed 0; the hidden test cell repeats it and adds seed 1, so a graded
   notebook is checked over two seeds. A reduced budget (depths 1 and 4, 30 steps) keeps a
   graded run short; the effect is large there (over seeds 0-19 the loss gap is at least
@@ -34,7 +37,7 @@ from courseware.ablation import LAST
 
 from ...learner.codec import Fixture
 from ...learner.compare import FLOAT32, FLOAT64
-from ...learner.fixtures import toy_lm
+from ...learner.fixtures import ablation_row, toy_lm
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from . import reference as ref
 
@@ -498,9 +501,15 @@ CHECK_STEPS = 30
 
 
 def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    """The check's budget, and one of its runs (drawn here, so that which one is not
+    known from the visible check) redone with the learner's own parts."""
     seed = 1 if hidden else 0
+    pick = int(rng.integers(2 * len(CHECK_DEPTHS)))
+    depth, residual = CHECK_DEPTHS[pick // 2], pick % 2 == 0
+    witness = ablation_row(depth, residual, CHECK_STEPS, seed)
     return [Case((list(CHECK_DEPTHS), CHECK_STEPS, seed),
-                 note=f"the check's small budget, seed {seed}", tol=FLOAT64)]
+                 note=f"the check's small budget, seed {seed}", tol=FLOAT64,
+                 build={"witness": witness})]
 
 
 register(Exercise(
