@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grading_corpus import Expect, Lesson, Sample
+import json
+
+from grading_corpus import Expect, Lesson, Sample, meta
 
 
 def answer_of(lesson: Lesson, target: str) -> str:
@@ -115,3 +117,24 @@ def mutation_attack_sample(lesson: Lesson) -> Sample:
     nb = lesson.notebook({**lesson.answers, answer: changing})
     return Sample("forge_mutation_hidden", lesson.name, lesson.files(nb),
                   lesson.expect({answer: Expect(0.0, "failed", "changed its input `scores` in place")}))
+
+
+def merged(student: str, lesson: Lesson, first: Sample, second: Sample) -> Sample:
+    """One submission holding two attacks on different answers: ``first``'s notebook with
+    the answer cells that ``second`` changes (none of ``first``'s), and both expectations.
+    Grading both in one notebook costs one kernel instead of two."""
+    changed = {lesson.tests[t][1] for t, e in second.tests.items() if (e.points, e.status) !=
+               (lesson.tests[t][0], "passed")}
+    nb_first = json.loads(first.files[lesson.filename])
+    nb_second = json.loads(second.files[lesson.filename])
+    theirs = {meta(c).get("grade_id"): c for c in nb_second["cells"]}
+    assert not changed & {lesson.tests[t][1] for t, e in first.tests.items()
+                          if (e.points, e.status) != (lesson.tests[t][0], "passed")}
+    for i, cell in enumerate(nb_first["cells"]):
+        if meta(cell).get("grade_id") in changed:
+            nb_first["cells"][i] = theirs[meta(cell).get("grade_id")]
+    tests = {t: (second.tests[t] if lesson.tests[t][1] in changed else first.tests[t]) for t in first.tests}
+    return Sample(student, lesson.name, lesson.files(nb_first), tests,
+                  repairs=first.repairs + second.repairs, incidents=first.incidents + second.incidents,
+                  notes=first.notes + second.notes, integrity=first.integrity + second.integrity,
+                  why=f"{first.why or first.student} + {second.why or second.student}")

@@ -29,7 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks_kernel import link_attack_sample, memory_attack_samples, mutation_attack_sample
+from attacks_kernel import link_attack_sample, memory_attack_samples, merged, mutation_attack_sample
+from attacks_scan import scan_attack_samples
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
@@ -70,10 +71,14 @@ def batch_a(paths: dict) -> list[Sample]:
 
 
 def kernel_attack_samples(paths: dict) -> list[Sample]:
-    """Attacks on the grading process itself (issue 21): links planted where it used to
-    open files, aimed at the course, the gradebook and a classmate graded later; memory
-    hidden from the kernel's own measure; a change to an input hidden by a patched agent."""
-    main = LESSONS[LESSON]
+    """Attacks on the grading itself (issue 21), one or two to a submission where they
+    change different answers: links planted where the grading process used to open files,
+    aimed at the course, the gradebook and a classmate graded later, with a restart forced;
+    memory hidden from the kernel's own measure; a change to an input hidden by a patched
+    agent; loops and names the shortcut scan could miss; a required call only named, or
+    reported by a patched agent; a made-up experiment. Every evasion of the scan, and
+    honest code written in the same ways, is also judged in tests/test_shortcut_scan.py."""
+    main, masking = LESSONS[LESSON], LESSONS["04_masking"]
     classmate = paths["submitted"] / "zz_after_attack" / LESSON / main.filename
     aims = [paths["course"] / "nbgrader_config.py", paths["gradebook"], classmate,
             paths["course"] / "solutions" / LESSON / main.filename]
@@ -83,9 +88,16 @@ def kernel_attack_samples(paths: dict) -> list[Sample]:
     memory[0].integrity = ["uses tracemalloc"]
     memory[1].integrity = ["changes the course's module grader.learner.agent (_agent.peak_bytes)",
                            "stops or starts processes (_os.fork)"]
-    mutation = mutation_attack_sample(LESSONS["04_masking"])
+    mutation = mutation_attack_sample(masking)
     mutation.integrity = ["changes the course's module grader.learner.agent (_agent._mutated)"]
-    return [links, *memory, mutation]
+    scan = {s.student: s for s in scan_attack_samples(LESSONS)}
+    return [
+        merged("attacker_links", main, links, scan["scan_agent_reports_einsum"]),
+        merged("scan_einsum_named_not_called", main, scan["scan_einsum_named_not_called"],
+               scan["scan_honest_while_loops_and_a_class"]),
+        merged("forge_mutation_hidden", masking, mutation, scan["scan_while_loop"]),
+        scan["scan_def_in_try"], scan["scan_getattr_computed"], scan["scan_exec_rebinds_the_answer"],
+        scan["scan_mha_library_via_callable"], scan["scan_made_up_ablation_rows"], *memory]
 
 
 def batch_b() -> list[Sample]:
