@@ -33,7 +33,7 @@ from torch import nn
 from courseware.ablation import LAST
 
 from ...learner.codec import Fixture
-from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.compare import FLOAT32
 from ...learner.fixtures import toy_lm
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from . import reference as ref
@@ -498,9 +498,12 @@ CHECK_STEPS = 30
 
 
 def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    # The models train in float32 (torch's default), so the recorded losses and
+    # similarities hold float32 arithmetic, and agree from one CPU to another at the
+    # float32 tolerance (grader.recording_compare); the check itself compares no loss.
     seed = 1 if hidden else 0
     return [Case((list(CHECK_DEPTHS), CHECK_STEPS, seed),
-                 note=f"the check's small budget, seed {seed}", tol=FLOAT64)]
+                 note=f"the check's small budget, seed {seed}", tol=FLOAT32)]
 
 
 register(Exercise(
