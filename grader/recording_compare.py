@@ -143,14 +143,16 @@ def stand_in_differences(name: str, a: Expectations, b: Expectations) -> list[st
     for i, (tables_a, tables_b, case) in enumerate(zip(a.stand_ins, b.stand_ins, b.cases)):
         label = f"case {i}, the stand-in of"
         if list(tables_a) != list(tables_b):
-            out.append(f"case {i}: stand-ins for {list(tables_a)}, a fresh release has {list(tables_b)}")
+            out.append(f"case {i}: stand-ins for {list(tables_a)}, a fresh release has "
+                       f"{list(tables_b)}")
             continue
         calls = helper_calls(ex, case)
         for helper, table_a in tables_a.items():
             table_b = tables_b[helper]
             shape_a = {k: table_a.get(k) for k in ("params", "calls")}
             shape_b = {k: table_b.get(k) for k in ("params", "calls")}
-            if shape_a != shape_b or len(table_a.get("entries", ())) != len(table_b.get("entries", ())):
+            entries = len(table_a.get("entries", ())), len(table_b.get("entries", ()))
+            if shape_a != shape_b or entries[0] != entries[1]:
                 out.append(f"{label} {helper}: it is sealed for {table_a.get('calls')}, a fresh "
                            f"release for {table_b.get('calls')}")
                 continue
@@ -203,7 +205,8 @@ def value_difference(a, b, tol: Tolerance, *, exact: bool = False, where: str = 
         return None
     if isinstance(a, codec.Fixture):
         if (a.kind, a.describe) != (b.kind, b.describe):
-            return f"the fixture{at} is {a.describe or a.kind}, a fresh release has {b.describe or b.kind}"
+            return (f"the fixture{at} is {a.describe or a.kind}, a fresh release has "
+                    f"{b.describe or b.kind}")
         return value_difference(a.params, b.params, tol, exact=exact, where=f"{where}.params")
     if _is_tensor(a):
         a, b = _tensor_array(a), _tensor_array(b)

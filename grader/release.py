@@ -209,8 +209,9 @@ def stale_files(root: Path, only: list[str] | None = None) -> list[str]:
                 continue
             found = file_differences(current / rel, fresh / rel)
             if found:
+                lines = "\n".join(f"      {line}" for line in found)
                 problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release beyond the "
-                                f"checks' tolerance:\n" + "\n".join(f"      {line}" for line in found))
+                                f"checks' tolerance:\n{lines}")
     return problems
 
 
@@ -228,7 +229,9 @@ def keep_recordings_that_say_the_same(fresh: Path, current: Path) -> list[Path]:
     kept = []
     for path in sorted(fresh.glob(f"*/*{recording.SUFFIX}")):
         old = current / path.relative_to(fresh)
-        if old.is_file() and old.read_bytes() != path.read_bytes() and not file_differences(old, path):
+        if not old.is_file() or old.read_bytes() == path.read_bytes():
+            continue
+        if not file_differences(old, path):
             shutil.copyfile(old, path)
             kept.append(old)
     return kept

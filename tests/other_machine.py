@@ -102,9 +102,9 @@ def not_simulated(env: dict, report: dict) -> list[str]:
     core = report.get("openblas_core")
     if wanted and core is not None and core.lower() != wanted.lower():
         problems.append(f"OpenBLAS runs its {core} kernels, not {wanted}")
-    if env.get("ATEN_CPU_CAPABILITY") and report["torch_capability"].lower() != env["ATEN_CPU_CAPABILITY"]:
-        problems.append(f"torch runs its {report['torch_capability']} kernels, not "
-                        f"{env['ATEN_CPU_CAPABILITY']}")
+    aten = env.get("ATEN_CPU_CAPABILITY")
+    if aten and report["torch_capability"].lower() != aten:
+        problems.append(f"torch runs its {report['torch_capability']} kernels, not {aten}")
     if env.get("OMP_NUM_THREADS") == "1" and report["torch_threads"] != 1:
         problems.append(f"torch runs {report['torch_threads']} threads, not 1")
     return problems

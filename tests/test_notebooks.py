@@ -232,7 +232,7 @@ def test_notebooks_equal_a_fresh_release_made_on_another_machine():
                           cwd=ROOT, capture_output=True, text=True, timeout=900)
     first, _, output = done.stdout.partition("\n")
     report = json.loads(first) if first.startswith("{") else {}
-    assert report, f"the kernel probe printed nothing:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert report, f"no kernel report:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert not other_machine.not_simulated(env, report), (env, report)
     assert done.returncode == 0, (f"under {env} (kernels {report}), `python -m grader release "
                                   f"--check` says:\n{output[-6000:]}\n{done.stderr[-3000:]}")
