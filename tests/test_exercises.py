@@ -18,6 +18,7 @@ from grader.learner import agent, recording
 from grader.learner.checks import LocalSubject
 from grader.learner.engine import judge
 from grader.recording_compare import file_differences
+from conftest import message_difference
 from sources import handed_over, solution_fragments
 
 BROKEN = {}
@@ -140,7 +141,8 @@ def test_recording_holds_what_the_live_reference_gives(lesson, path, tmp_path):
 @pytest.mark.parametrize("lesson, path", RECORDED, ids=[r[0] for r in RECORDED])
 def test_recorded_and_live_give_the_same_verdicts(lesson, path):
     """The reference and every catalogued mistake, judged with the recording and with the
-    live reference: the same verdict and the same message."""
+    live reference: the same verdict and the same message (a float shown may differ by one
+    unit in its last digit, as when the recording was made on another CPU)."""
     rec = recording.Recording(path)
     assert rec.names()
     assert lesson not in BROKEN, BROKEN.get(lesson)
@@ -150,7 +152,9 @@ def test_recorded_and_live_give_the_same_verdicts(lesson, path):
         for answer in [ex.reference, *(answer_of(m) for m in ex.misconceptions)]:
             subject = LocalSubject(answer, ex.driver, name)
             a, b = judge(recorded, subject), live(name, answer)
-            assert (a.passed, a.message) == (b.passed, b.message), name
+            assert a.passed == b.passed, name
+            found = message_difference(a.message, b.message)
+            assert found is None, f"{name}: {found}"
 
 
 def test_a_recording_holds_no_hidden_case():

@@ -7,7 +7,8 @@ fails (the same move passes a float32 case and fails a float64 one); any change 
 not a float fails; a stand-in sealed from results that differ in the last bits passes,
 and one that unlocks another value, or does not unlock, fails. ``release`` keeps a
 recording that says the same, byte for byte (``test_notebooks.py`` shows ``release
---check`` naming one that does not).
+--check`` naming one that does not). A check's message, recorded and live, may show a
+float one unit off in its last digit, and nothing else.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import functools
 import numpy as np
 import pytest
 
+from conftest import message_difference
 from grader.learner import codec, recording
 from grader.learner.cases import ErrorInfo, Expectations, Outcome
 from grader.learner.standin import seal
@@ -208,3 +210,26 @@ def test_release_keeps_a_recording_that_says_the_same_and_replaces_one_that_does
         current = lesson_tree(tmp_path / f"current-{kept}", PLAIN, old)
         keep_recordings_that_say_the_same(fresh.parents[1], current.parents[1])
         assert fresh.read_text(encoding="utf-8") == (old if kept else fresh_text)
+
+
+# ----------------------------------------------------------------------------- messages
+
+@pytest.mark.parametrize("recorded, live", [
+    ("got 0.643116, expected 0.63759.", "got 0.643115, expected 0.63759."),
+    ("largest error 0.999999", "largest error 1"),  # a float rounded up to a whole number
+    ("error 1.5e-05 at index (0, 1)", "error 1.6e-05 at index (0, 1)"),
+])
+def test_a_check_message_may_show_a_float_one_unit_off_in_its_last_digit(recorded, live):
+    assert message_difference(recorded, live) is None
+
+
+@pytest.mark.parametrize("recorded, live", [
+    ("got 0.643116, expected 0.63759.", "got 0.643118, expected 0.63759."),  # two units
+    ("2 of 4 entries differ", "3 of 4 entries differ"),  # a count is exact
+    ("shape 2×3", "shape 2×4"),
+    ("got 0.5, expected 1", "got 0.5; expected 1"),  # the words
+    ("got 1.5", "got 1.5 and more"),
+])
+def test_a_check_message_that_says_anything_else_differs(recorded, live):
+    assert message_difference(recorded, live) is not None
+
