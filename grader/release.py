@@ -12,10 +12,14 @@ function of the sources:
 Beside each released notebook it writes the recorded checks (``NN_slug.checks.json``,
 see ``grader.learner.recording``): for every exercise the notebook checks, its visible
 cases with the reference's and each catalogued mistake's outcomes, as data. A learner's
-copy of the course needs them, and never the reference.
+copy of the course needs them, and never the reference. A recording that still says what
+the fresh one says is kept byte for byte, so that releasing on another CPU changes no file
+whose meaning did not change.
 
-``release --check`` does the same into a temporary directory and compares file by file
-(recordings by content: two machines' BLAS may round the last bit of a float apart).
+``release --check`` does the same into a temporary directory and compares file by file:
+notebooks byte for byte, recordings by what they say (``grader.recording_compare``):
+another CPU, or another BLAS or torch kernel, rounds the last bits of a float otherwise,
+and a recording written on one machine must pass on every other.
 """
 from __future__ import annotations
 
@@ -38,6 +42,7 @@ from .course import (
     nbgrader_config,
 )
 from .learner import recording
+from .recording_compare import file_differences
 
 KEEP_CELL_METADATA = ("nbgrader", "editable", "deletable", "tags", "jupyter")
 NOTEBOOK_METADATA = {
@@ -199,57 +204,50 @@ def stale_files(root: Path, only: list[str] | None = None) -> list[str]:
         for rel in sorted(want & have):
             if filecmp.cmp(fresh / rel, current / rel, shallow=False):
                 continue
-            if rel.name.endswith(recording.SUFFIX) and same_recording(fresh / rel, current / rel):
+            if not rel.name.endswith(recording.SUFFIX):
+                problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release")
                 continue
-            problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release")
+            found = file_differences(current / rel, fresh / rel)
+            if found:
+                lines = "\n".join(f"      {line}" for line in found)
+                problems.append(f"{NOTEBOOKS}/{rel} differs from a fresh release beyond the "
+                                f"checks' tolerance:\n{lines}")
     return problems
 
 
 def same_recording(a: Path, b: Path) -> bool:
-    """Whether two recordings say the same, floats equal to within 1e-9 of their size
-    (BLAS kernels differ from one CPU to another in the last bits)."""
-    from .learner import codec
+    """Whether two recordings say the same, as the checks read them
+    (``grader.recording_compare``): floats within each case's tolerance, stand-ins by
+    what they unlock, everything else exactly."""
+    return not file_differences(a, b)
 
-    def same(x, y) -> bool:
-        import numpy as np
 
-        if type(x) is not type(y):
-            return False
-        if isinstance(x, dict):
-            return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
-        if isinstance(x, (list, tuple)):
-            return len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
-        if hasattr(x, "numpy") and hasattr(x, "dtype"):
-            x, y = x.numpy(), y.numpy()
-        if isinstance(x, np.ndarray):
-            if x.shape != y.shape or x.dtype != y.dtype:
-                return False
-            if x.dtype.kind == "f":
-                return bool(np.allclose(x, y, rtol=1e-9, atol=1e-12, equal_nan=True))
-            if x.dtype == object:
-                return all(same(u, v) for u, v in zip(x.flat, y.flat))
-            return bool(np.array_equal(x, y))
-        if isinstance(x, float):
-            return x == y or abs(x - y) <= 1e-9 * max(1.0, abs(x)) or (x != x and y != y)
-        if isinstance(x, codec.Fixture):  # its params may hold arrays (a module's weights)
-            return x.kind == y.kind and x.describe == y.describe and same(x.params, y.params)
-        return x == y
-
-    try:
-        return same(codec.loads(a.read_text(encoding="utf-8")), codec.loads(b.read_text(encoding="utf-8")))
-    except (OSError, codec.DecodeError):
-        return False
+def keep_recordings_that_say_the_same(fresh: Path, current: Path) -> list[Path]:
+    """Put each recording of ``current`` that says what its fresh twin says in the fresh
+    twin's place, byte for byte, and return the ones kept: a release on a machine whose
+    CPU rounds the last bits otherwise rewrites only the recordings whose meaning changed."""
+    kept = []
+    for path in sorted(fresh.glob(f"*/*{recording.SUFFIX}")):
+        old = current / path.relative_to(fresh)
+        if not old.is_file() or old.read_bytes() == path.read_bytes():
+            continue
+        if not file_differences(old, path):
+            shutil.copyfile(old, path)
+            kept.append(old)
+    return kept
 
 
 def release(root: Path | None = None, only: list[str] | None = None) -> list[str]:
     """Clean the sources and rewrite ``notebooks/`` (only the folders of ``only``, if
-    given); return the assignment names released."""
+    given); return the assignment names released. A recording that says the same as
+    before is left as it was (:func:`keep_recordings_that_say_the_same`)."""
     root = root or course_root()
     clean_sources(root)
     out = root / NOTEBOOKS
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
         build(root, fresh, only)
+        keep_recordings_that_say_the_same(fresh, out)
         if only:
             for name in only:
                 shutil.rmtree(out / name, ignore_errors=True)

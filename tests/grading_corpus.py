@@ -444,7 +444,7 @@ builtins.check = lambda *args, **kwargs: None
 del check
 def matmul_dot(A, B):
     raise NotImplementedError()
-""", "failed", "not implemented yet", ["rebinds `check`"]),
+""", "failed", "the builtins module", ["rebinds `check`"]),
     # -- patching the libraries a comparison would use
     "numpy_patched": ("setup", """
 np.allclose = lambda *a, **k: True

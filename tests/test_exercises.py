@@ -3,9 +3,10 @@
 * the reference passes its own check, visible and hidden;
 * every catalogued mistake is rejected with its own diagnosis, visible and hidden;
 * every bad input makes the reference raise a ValueError with a message;
-* the recorded checks beside the released notebooks hold exactly what the live reference
-  gives, and judge every answer the same way (``conftest.py`` also compares the two for
-  every ``check`` call of every test).
+* the recorded checks beside the released notebooks say what the live reference gives
+  (floats within each case's tolerance, stand-ins by what they unlock:
+  ``grader.recording_compare``), and judge every answer the same way (``conftest.py``
+  also compares the two for every ``check`` call of every test).
 """
 import subprocess
 import sys
@@ -16,7 +17,8 @@ from grader import lessons
 from grader.learner import agent, recording
 from grader.learner.checks import LocalSubject
 from grader.learner.engine import judge
-from grader.release import same_recording
+from grader.recording_compare import file_differences
+from conftest import message_difference
 from sources import handed_over, solution_fragments
 
 BROKEN = {}
@@ -131,13 +133,16 @@ def test_recording_holds_what_the_live_reference_gives(lesson, path, tmp_path):
     from grader.release import write_recording
 
     fresh = write_recording(ROOT, lesson, tmp_path)
-    assert same_recording(fresh, path), f"{path} is stale: run `python -m grader release {lesson}`"
+    found = file_differences(path, fresh)
+    assert not found, (f"{path} is stale (run `python -m grader release {lesson}`):\n"
+                       + "\n".join(found))
 
 
 @pytest.mark.parametrize("lesson, path", RECORDED, ids=[r[0] for r in RECORDED])
 def test_recorded_and_live_give_the_same_verdicts(lesson, path):
     """The reference and every catalogued mistake, judged with the recording and with the
-    live reference: the same verdict and the same message."""
+    live reference: the same verdict and the same message (a float shown may differ by one
+    unit in its last digit, as when the recording was made on another CPU)."""
     rec = recording.Recording(path)
     assert rec.names()
     assert lesson not in BROKEN, BROKEN.get(lesson)
@@ -147,7 +152,9 @@ def test_recorded_and_live_give_the_same_verdicts(lesson, path):
         for answer in [ex.reference, *(answer_of(m) for m in ex.misconceptions)]:
             subject = LocalSubject(answer, ex.driver, name)
             a, b = judge(recorded, subject), live(name, answer)
-            assert (a.passed, a.message) == (b.passed, b.message), name
+            assert a.passed == b.passed, name
+            found = message_difference(a.message, b.message)
+            assert found is None, f"{name}: {found}"
 
 
 def test_a_recording_holds_no_hidden_case():

@@ -3,7 +3,8 @@
 1. the source notebook executes and passes all its own tests through nbgrader's validator;
 2. the released notebook runs, every graded test fails on the stubs, and it earns 0;
 3. nothing of the solutions or the hidden tests leaks into notebooks/;
-4. notebooks/ equals a fresh, deterministic release.
+4. notebooks/ equals a fresh release, made in another process under other BLAS and torch
+   kernels (gate 10: recordings compared by what they say, ``grader.recording_compare``).
 """
 import ast
 import json
@@ -14,13 +15,14 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from conftest import ROOT
 import grading_corpus
+import other_machine
 from grader.course import assignments, released_notebook, source_notebook
 from grader.lessons import load_all
-from grader.release import build, stale_files
 from grader.learner.notebook import execute, graded_results
 from sources import dictated
 
@@ -217,25 +219,44 @@ def test_every_check_names_a_registered_exercise_and_every_exercise_is_used():
 
 
 @pytest.mark.slow
-def test_notebooks_equal_a_fresh_release():
-    problems = stale_files(ROOT)
-    assert not problems, "run `python -m grader release`:\n" + "\n".join(problems)
+def test_notebooks_equal_a_fresh_release_made_on_another_machine():
+    """Gates 4 and 10: ``release --check`` passes in a Python whose NumPy, OpenBLAS, torch,
+    MKL and oneDNN kernels are not this machine's (``other_machine``): the notebooks are
+    byte for byte a fresh release, and the recordings say what a fresh one says, on a
+    machine whose floats round otherwise. It runs in its own process, so that the fresh
+    release also shows that releasing does not depend on the process (its hash seed)."""
+    env = other_machine.environment()
+    command = other_machine.PROBE + "\nimport sys\nfrom grader.cli import main\n" \
+        "sys.exit(main(['release', '--check']))\n"
+    done = subprocess.run([sys.executable, "-c", command], env=dict(os.environ, **env),
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    first, _, output = done.stdout.partition("\n")
+    report = json.loads(first) if first.startswith("{") else {}
+    assert report, f"no kernel report:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert not other_machine.not_simulated(env, report), (env, report)
+    assert done.returncode == 0, (f"under {env} (kernels {report}), `python -m grader release "
+                                  f"--check` says:\n{output[-6000:]}\n{done.stderr[-3000:]}")
 
 
-@pytest.mark.slow
-def test_release_is_deterministic(tmp_path):
-    build(ROOT, tmp_path / "a")
-    build(ROOT, tmp_path / "b")
-    files = sorted(p for p in (tmp_path / "a").rglob("*") if p.is_file())
-    assert any(p.name.endswith(".checks.json") for p in files), "no recorded checks"
-    for path in files:
-        twin = tmp_path / "b" / path.relative_to(tmp_path / "a")
-        assert path.read_bytes() == twin.read_bytes(), path.name
-    for path in sorted((tmp_path / "a").rglob("*.ipynb")):
-        nb = json.loads(path.read_text())
+def test_the_simulated_machine_is_refused_when_a_library_ignores_it():
+    env = {"NPY_DISABLE_CPU_FEATURES": "X86_V3 AVX512_ICL", "OPENBLAS_CORETYPE": "Nehalem",
+           "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1"}
+    taken = {"numpy_enabled": ["SSE42", "X86_V2"], "openblas_core": "Nehalem",
+             "torch_capability": "DEFAULT", "torch_threads": 1}
+    assert other_machine.not_simulated(env, taken) == []
+    ignored = {"numpy_enabled": ["SSE42", "X86_V2", "X86_V3"], "openblas_core": "Haswell",
+               "torch_capability": "AVX2", "torch_threads": 2}
+    problems = other_machine.not_simulated(env, ignored)
+    assert len(problems) == 4 and "X86_V3" in problems[0] and "Haswell" in problems[1], problems
+
+
+def test_released_notebooks_have_cell_ids_and_no_outputs():
+    """What the release strips, seen in ``notebooks/`` (which equals a fresh release)."""
+    for lesson in LESSONS:
+        nb = json.loads(released_notebook(lesson, ROOT).read_text(encoding="utf-8"))
         for cell in nb["cells"]:
-            assert cell.get("id") and cell.get("outputs", []) == []
-            assert cell.get("execution_count") is None
+            assert cell.get("id"), lesson
+            assert cell.get("outputs", []) == [] and cell.get("execution_count") is None, lesson
 
 
 @pytest.fixture
@@ -249,16 +270,38 @@ def _cli(course: Path, *args) -> subprocess.CompletedProcess:
                           text=True, cwd=course)
 
 
+def _move_beyond_the_tolerance(path: Path) -> str:
+    """Move one float of the first exercise of recording ``path`` by three times what its
+    case's tolerance allows; return the line ``release --check`` should print for it."""
+    from grader.learner import codec
+    from grader.learner.cases import Expectations
+    from test_recording_compare import case_index, moved
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    name = next(iter(data["exercises"]))
+    exp = Expectations.from_data(codec.decode(data["exercises"][name]))
+    i = case_index(exp, np.float64)
+    exp.expected[i].value = moved(exp.expected[i].value, 3.0, exp.cases[i].tol)
+    data["exercises"][name] = codec.encode(exp.to_data())
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return f"{name}: case {i} ({exp.cases[i].note}), the reference's outcome: "
+
+
 @pytest.mark.slow
-def test_release_check_fails_on_a_hand_edited_notebook(course_copy):
+def test_release_check_fails_on_a_hand_edited_notebook_or_a_recording_beyond_tolerance(course_copy):
     lesson = LESSONS[0]
     path = released_notebook(lesson, course_copy)
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source += "\nEdited by hand."
     nbformat.write(nb, path)
+    checks = path.with_name(f"{lesson}.checks.json")
+    where = _move_beyond_the_tolerance(checks)
     result = _cli(course_copy, "release", "--check", lesson)
     assert result.returncode == 1
     assert f"notebooks/{lesson}/{lesson}.ipynb differs from a fresh release" in result.stdout
+    assert (f"notebooks/{lesson}/{lesson}.checks.json differs from a fresh release beyond the "
+            f"checks' tolerance:\n      {where}") in result.stdout, result.stdout
+    assert "more than the case's tolerance allows" in result.stdout
     assert "Run `python -m grader release`" in result.stdout
     assert _cli(course_copy, "release", lesson).returncode == 0
     assert _cli(course_copy, "release", "--check", lesson).returncode == 0

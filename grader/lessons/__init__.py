@@ -241,18 +241,28 @@ def _mistake_outcomes(impl, driver: dict, cases: list[Case]) -> list:
 
 def _stand_ins(ex: Exercise, cases: list[Case]) -> list[dict]:
     """Per case, the sealed table of each helper the reference calls (see ``Exercise.calls``)."""
-    from ..learner import codec
     from ..learner.standin import seal
 
     if ex.calls is None:
         return []
     out = []
     for case in cases:
-        by_helper: dict[str, list] = {}
-        args = codec.decode(codec.encode(list(case.args)))  # a copy: the calls may not change it
-        kwargs = codec.decode(codec.encode(dict(case.kwargs)))
-        for helper, h_args, h_kwargs in ex.calls(*args, **kwargs):
-            by_helper.setdefault(helper, []).append((tuple(h_args), dict(h_kwargs)))
         salt = hashlib.sha256(f"{ex.name}\0{_key(case)}".encode()).hexdigest()[:16]
-        out.append({h: seal(h, get(h).reference, calls, salt) for h, calls in by_helper.items()})
+        out.append({h: seal(h, get(h).reference, calls, salt)
+                    for h, calls in helper_calls(ex, case).items()})
     return out
+
+
+def helper_calls(ex: Exercise, case: Case) -> dict[str, list[tuple[tuple, dict]]]:
+    """The composite's calls on each of its helpers on ``case``, as the reference makes
+    them: ``{helper: [(args, kwargs)]}`` (empty for an exercise that is no composite)."""
+    from ..learner import codec
+
+    if ex.calls is None:
+        return {}
+    by_helper: dict[str, list] = {}
+    args = codec.decode(codec.encode(list(case.args)))  # a copy: the calls may not change it
+    kwargs = codec.decode(codec.encode(dict(case.kwargs)))
+    for helper, h_args, h_kwargs in ex.calls(*args, **kwargs):
+        by_helper.setdefault(helper, []).append((tuple(h_args), dict(h_kwargs)))
+    return by_helper
