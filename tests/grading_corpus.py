@@ -422,6 +422,9 @@ def attack_samples(lesson: Lesson, *, submitted: Path, gradebook: Path, out: Pat
 # ---------------------------------------------------------------------- forgeries
 # Each tries to earn points its honest work does not; each must get exactly the points of
 # its honest answers. The forged answer is the lesson's first (matmul_dot in lesson 01).
+# (where, code, status, phrase, integrity[, unseen]): with ``unseen``, the forgery uses
+# code that can rebind names unseen (exec, builtins, get_ipython, importlib, ...), which
+# leaves every exercise with rules on how it is written uncredited (that phrase in each).
 
 FORGERIES = {
     # -- rebinding or wrapping the names the test cells use
@@ -444,7 +447,7 @@ builtins.check = lambda *args, **kwargs: None
 del check
 def matmul_dot(A, B):
     raise NotImplementedError()
-""", "failed", "the builtins module", ["rebinds `check`"]),
+""", "failed", "the builtins module", ["rebinds `check`"], "the builtins module"),
     # -- patching the libraries a comparison would use
     "numpy_patched": ("setup", """
 np.allclose = lambda *a, **k: True
@@ -461,7 +464,7 @@ from IPython.core.interactiveshell import InteractiveShell
 InteractiveShell.showtraceback = lambda *args, **kwargs: print("✓ all cases pass")
 def matmul_dot(A, B):
     raise RuntimeError("nothing to see")
-""", "failed", "raised RuntimeError", ["replaces how errors are reported"]),
+""", "failed", "get_ipython()", ["replaces how errors are reported"], "get_ipython()"),
     "fake_replies": ("answer", """
 from IPython.display import publish_display_data
 def matmul_dot(A, B):
@@ -477,7 +480,7 @@ from grader.reference import matmul_dot
 import importlib
 def matmul_dot(A, B):
     return importlib.import_module("grader." + "refer" + "ence").matmul_dot(A, B)
-""", "failed", "ModuleNotFoundError", []),
+""", "failed", "importlib", [], "importlib"),
     "replays_recording": ("answer", """
 import numpy as np
 from grader.learner import recording
@@ -558,7 +561,7 @@ def forgery_samples(lesson: Lesson, course: Path) -> list[Sample]:
     """Every forgery of ``FORGERIES``, with the lesson's other answers honest."""
     first = list(lesson.answers)[0]
     samples = []
-    for name, (where, code, status, phrase, integrity) in FORGERIES.items():
+    for name, (where, code, status, phrase, integrity, *unseen) in FORGERIES.items():
         code = code.replace("{course!r}", repr(str(course))).strip("\n")
         answers = dict(lesson.answers)
         nb = lesson.notebook(answers)
@@ -574,6 +577,11 @@ def forgery_samples(lesson: Lesson, course: Path) -> list[Sample]:
             setup = next(c for c in nb["cells"] if c["cell_type"] == "code" and not meta(c))
             setup["source"] = _text(setup["source"]) + "\n" + code
             broken = {first: Expect(0.0, status, phrase)}
+        if unseen:  # code that can rebind names unseen: no constrained exercise is credited
+            for answer, exercise in lesson.exercise.items():
+                rules = load_all()[exercise].rules
+                if answer != first and rules is not None and rules.constrains:
+                    broken[answer] = Expect(0.0, "failed", unseen[0])
         samples.append(Sample(f"forge_{name}", lesson.name, lesson.files(nb), lesson.expect(broken),
                               integrity=list(integrity), why=name))
     # A copy of the reference with every name changed: right, so full points, but flagged.

@@ -479,3 +479,17 @@ def test_in_a_notebook_a_computed_getattr_is_found_where_the_source_is_at_hand()
                                        'X = np.asarray(getattr(X, "data", X), dtype=float)'),
                  "<no source>", "exec"), namespace)
     check("prefix_average", namespace["prefix_average"])
+
+
+def test_a_timing_magic_is_read_as_the_code_it_times():
+    """%time and %timeit are how a learner measures speed: they are read as the code they
+    run, so timing an answer costs nothing, and a definition made inside one is read."""
+    from grader.learner.shortcuts import python_source
+
+    timed = "%timeit -n 10 -r 3 prefix_average(X)\n%time Y = prefix_average(X)"
+    assert python_source(timed) == "prefix_average(X)\nY = prefix_average(X)\n"
+    assert dynamic_uses(compile(python_source(timed), "<cell>", "exec"), python_source(timed)) == []
+    hidden = "%%time\nprefix_average = lambda X: np.cumsum(X, axis=-2)\n"
+    assert python_source(hidden) == "prefix_average = lambda X: np.cumsum(X, axis=-2)\n"
+    other = "%env FOO=1"
+    assert "run_line_magic('env'" in python_source(other)

@@ -722,9 +722,55 @@ def python_source(cell_source: str) -> str:
     except ImportError:  # pragma: no cover (IPython comes with the kernel)
         return cell_source
     try:
-        return TransformerManager().transform_cell(cell_source)
+        return _timed_code(TransformerManager().transform_cell(cell_source))
     except Exception:  # noqa: BLE001 (a cell IPython cannot read either)
         return cell_source
+
+
+TIMING_MAGICS = {"time", "timeit"}
+TIMEIT_VALUES = {"-n", "-r", "-p"}  # %timeit's options that take a value
+
+
+def _magic_code(call) -> str | None:
+    """The Python that ``get_ipython().run_line_magic("time"/"timeit", "...")`` or
+    ``run_cell_magic(...)`` runs, if it is a timing magic with literal text."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+            and call.func.attr in ("run_line_magic", "run_cell_magic")
+            and isinstance(call.func.value, ast.Call) and _dotted(call.func.value.func) == "get_ipython"
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in call.args)
+            and call.args and call.args[0].value in TIMING_MAGICS and not call.keywords):
+        return None
+    args = [a.value for a in call.args]
+    if call.func.attr == "run_cell_magic":
+        return args[2] if len(args) == 3 else None
+    words = args[1].split()
+    while words and words[0].startswith("-"):
+        option = words.pop(0)
+        if option in TIMEIT_VALUES and words:
+            words.pop(0)
+    rest = args[1]
+    for word in args[1].split()[:len(args[1].split()) - len(words)]:
+        rest = rest.split(word, 1)[1]
+    return rest.strip()
+
+
+def _timed_code(text: str) -> str:
+    """``text`` with each timing magic (``%time``, ``%timeit``, ``%%time``, ``%%timeit``)
+    replaced by the code it times, so that the source a check reads is the code that
+    runs (a timed line can define or rebind names like any other)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    lines = text.splitlines()
+    for node in reversed(tree.body):
+        code = _magic_code(node.value) if isinstance(node, ast.Expr) else None
+        if code is None:
+            continue
+        start, end = node.lineno - 1, node.end_lineno or node.lineno
+        indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+        lines[start:end] = [indent + line for line in code.splitlines()] or [indent + "pass"]
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 
 # Line magics that only set up the notebook (how figures show, reloading modules): the
@@ -838,7 +884,9 @@ class SourceReader:
                     self._add(ins.argval, code=(inner, "binding"), certain=False)
         for finding in dynamic_uses(module_code, text):
             if finding.key and finding.key[0] == "rebinds":
-                self.rebinds.append(Finding(finding.what, f"{finding.where} of {label}",
+                self.rebinds.append(Finding(f"{finding.what}: used in the notebook, it leaves "
+                                            "the check unable to tell what your function runs",
+                                            f"{finding.where} of {label}",
                                             (label, finding.key[1], finding.what)))
 
     # -- statements, in order

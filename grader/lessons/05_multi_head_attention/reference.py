@@ -261,9 +261,11 @@ class MultiHeadAttention(nn.Module):
 # ----------------------------------------------------------------------------- torch's module
 
 def _linear_layers(ours, name: str = "ours") -> dict[str, nn.Linear]:
+    # Each name spelled out: the shortcut scan reads attribute names from the code.
     layers = {}
-    for layer in LAYERS:
-        found = getattr(ours, layer, None)
+    given = {"w_q": getattr(ours, "w_q", None), "w_k": getattr(ours, "w_k", None),
+             "w_v": getattr(ours, "w_v", None), "w_o": getattr(ours, "w_o", None)}
+    for layer, found in given.items():
         if not isinstance(found, nn.Linear):
             raise ValueError(f"{name}.{layer} must be an nn.Linear, got {type(found).__name__}")
         layers[layer] = found
