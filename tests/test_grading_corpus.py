@@ -4,11 +4,13 @@ A corpus of sample submissions, built from the real source and release notebooks
 ``grading_corpus.py``), goes through the real command, ``python -m grader grade``, into a
 real SQLite gradebook, in two batches:
 
-* batch A, with the default limits: honest full and empty submissions of every lesson,
-  a partial one, one per catalogued misconception of the corpus lesson, a kernel exit,
-  each kind of structural damage, edited tests, tampered metadata, unreadable and
-  missing notebooks, and (in a sandbox) a submission that tries to destroy the class's
-  work followed by an honest classmate;
+* batch A, with the default limits: an honest full submission of every lesson (every
+  release is graded to 0 by the environment proof), an empty and a partial one, one per
+  catalogued misconception of the corpus lesson, a kernel exit, each kind of structural
+  damage, edited tests, tampered metadata, unreadable and missing notebooks, forgeries,
+  and (in a sandbox) a submission that tries to destroy the class's work followed by an
+  honest classmate, and the attacks on the grading process itself
+  (``kernel_attack_samples``);
 * batch B, with small limits: an infinite loop and a memory bomb next to an honest
   neighbour.
 
@@ -61,7 +63,7 @@ SANDBOXED = sandboxed()
 
 def batch_a(paths: dict) -> list[Sample]:
     main = LESSONS[LESSON]
-    samples = every_lesson_samples(list(LESSONS.values()))
+    samples = every_lesson_samples(list(LESSONS.values()), LESSON)
     samples += damage_samples(main) + misconception_samples(main) + [kernel_exit_sample(main)]
     samples += forgery_samples(main, paths["course"])
     if SANDBOXED:  # without a sandbox the attack would succeed: that is the point
