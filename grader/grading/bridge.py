@@ -116,7 +116,6 @@ class RemoteSubject:
         self._probe: dict | None = None
         self._outcomes: dict[str, Outcome] = {}
         self._helpers: dict[str, bool | None] = {}  # helper -> passes its own check
-        self.measured: dict[str, dict] = {}  # case key -> what the window measured
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
         head = json.dumps({"target": self.target, "driver": self.driver,
@@ -188,7 +187,7 @@ class RemoteSubject:
 
     def _measure(self, case: Case) -> Outcome:
         """Run a case with a memory budget, measured from outside (see
-        :class:`grader.grading.kernel.MemoryWindow`): its inputs are built first, then
+        :class:`grader.grading.measure.MemoryWindow`): its inputs are built first, then
         the kernel's peak memory is reset, then the arguments in ``build["late"]`` (by
         default the first: the query) are sent and the answer runs. Without them the
         answer cannot be worked out ahead of the window. The kernel's own measure can
@@ -216,8 +215,6 @@ class RemoteSubject:
         within = str(value["extra memory"]).startswith("at most") and not window.problem and \
             not started and growth <= os_budget(budget)
         value["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
-        self.measured[_key(case)] = {"growth": growth, "budget": os_budget(budget),
-                                     "started": started, "problem": window.problem}
         return outcome
 
     def _failure(self, reply: dict) -> Outcome:
