@@ -12,7 +12,11 @@ own) keep full points.
 from __future__ import annotations
 
 import copy
+import inspect
 
+import numpy as np
+
+from courseware.ablation import check_depths, check_steps_and_seed
 from grading_corpus import Expect, Lesson, Sample, meta
 
 BY_HAND = "uses something this exercise asks you to do by hand"
@@ -266,7 +270,7 @@ def _einsum_samples(lesson: Lesson) -> list[Sample]:
 
 # ---------------------------------------------------------------------- lesson 06: made-up rows
 
-MADE_UP_ABLATION = '''def run_ablation(depths, steps, seed):
+def made_up_rows(depths, steps, seed):
     """Rows of the right form and direction, written, not trained."""
     depths = check_depths(depths)
     steps, seed = check_steps_and_seed(steps, seed)
@@ -280,7 +284,11 @@ MADE_UP_ABLATION = '''def run_ablation(depths, steps, seed):
                          "similarity_init": [0.1] + [0.2 if residual else 0.9] * depth,
                          "similarity_trained": [0.1] + [0.3 if residual else 0.95] * depth})
     return rows
-'''
+
+
+# The same, as the answer cell a learner would hand in (tests/test_06_residual_ablation.py
+# calls the function itself).
+MADE_UP_ABLATION = inspect.getsource(made_up_rows).replace("def made_up_rows(", "def run_ablation(", 1)
 
 
 def _ablation_samples(lesson: Lesson) -> list[Sample]:

@@ -45,6 +45,7 @@ from grader.learner import agent
 from grader.learner.env import one_thread, quiet
 from grader.learner.fixtures import materialise
 from grader.reference import SkipVariantBlock
+from attacks_scan import made_up_rows
 from sources import handed_over
 
 LESSON = "06_residual_ablation"
@@ -1279,22 +1280,6 @@ def test_a_recorded_training_check_needs_nothing_of_the_instructors_side():
 
 
 # ----------------------------------------------------------------------------- made-up rows
-
-def made_up_rows(depths, steps, seed):
-    """Rows of the right form and direction, trained nowhere: written, not measured."""
-    depths = check_depths(depths)
-    steps, seed = check_steps_and_seed(steps, seed)
-    rows = []
-    for depth in depths:
-        for residual in (True, False):
-            end = 1.2 if residual else 1.9
-            losses = [2.1 - (2.1 - end) * i / max(steps - 1, 1) for i in range(steps)]
-            rows.append({"depth": depth, "residual": residual, "losses": losses,
-                         "final_loss": sum(losses[-LAST:]) / len(losses[-LAST:]),
-                         "similarity_init": [0.1] + [0.2 if residual else 0.9] * depth,
-                         "similarity_trained": [0.1] + [0.3 if residual else 0.95] * depth})
-    return rows
-
 
 def rows_with_one_run_changed(depths, steps, seed):
     """The reference's rows, with every run but the one the visible check redoes moved a

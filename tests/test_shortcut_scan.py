@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 
+import attacks_scan
 from grader import check
 from grader.course import CheckCall
 from grader.grading.bridge import Session
@@ -219,39 +220,8 @@ def test_each_evasion_of_the_prefix_average_rules_is_found(how):
 
 # ----------------------------------------------------------------- honest work written other ways
 
-DOT_WITH_WHILE_AND_A_CLASS = IMPORTS + '''
-from grader.learner.validation import matmul_operands
-
-class Rows:
-    """A helper class: row i of A, one at a time."""
-
-    def __init__(self, A):
-        self.A, self.i = A, 0
-
-    def __call__(self):
-        row = self.A[self.i]
-        self.i += 1
-        return row
-
-def _dot(a, b):
-    total, k = 0, 0
-    while k < len(a):
-        total = total + a[k] * b[k]
-        k += 1
-    return total
-
-def matmul_dot(A, B):
-    A, B = matmul_operands(A, B)
-    C = np.zeros((A.shape[0], B.shape[1]), dtype=np.result_type(A, B))
-    rows = Rows(A)
-    for i in range(A.shape[0]):
-        row = rows()
-        j = 0
-        while j < B.shape[1]:
-            C[i, j] = _dot(row, B[:, j])
-            j += 1
-    return C
-'''
+DOT_WITH_WHILE_AND_A_CLASS = (IMPORTS + "from grader.learner.validation import matmul_operands\n"
+                              + attacks_scan.DOT_WITH_WHILE_AND_A_CLASS)
 
 
 def test_honest_loops_classes_and_helpers_pass_where_loops_are_allowed():

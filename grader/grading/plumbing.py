@@ -72,7 +72,7 @@ def attempts(tree: ast.AST) -> list[str]:
     if named:
         more = f" and {len(named) - 3} more" if len(named) > 3 else ""
         found.append(f"names the sandbox's plumbing ({', '.join(named[:3])}{more})")
-    for local, module in modules.items():
+    for module in modules.values():
         top = module.split(".")[0]
         if top in MODULES:
             found.append(MODULES[top])

@@ -182,7 +182,7 @@ class _Reader:
 
     def statement(self, stmt, state: dict) -> dict:
         state = dict(state)
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.block(stmt.body, state)  # a closure may run: read it with today's sharing
             return state
         if isinstance(stmt, ast.ClassDef):

@@ -743,15 +743,13 @@ def _magic_code(call) -> str | None:
     args = [a.value for a in call.args]
     if call.func.attr == "run_cell_magic":
         return args[2] if len(args) == 3 else None
-    words = args[1].split()
-    while words and words[0].startswith("-"):
-        option = words.pop(0)
-        if option in TIMEIT_VALUES and words:
-            words.pop(0)
-    rest = args[1]
-    for word in args[1].split()[:len(args[1].split()) - len(words)]:
-        rest = rest.split(word, 1)[1]
-    return rest.strip()
+    text = args[1].strip()
+    while text.startswith("-"):  # %timeit's options come before the code
+        option, _, text = text.partition(" ")
+        if option in TIMEIT_VALUES:
+            _, _, text = text.lstrip().partition(" ")
+        text = text.lstrip()
+    return text
 
 
 def _timed_code(text: str) -> str:
