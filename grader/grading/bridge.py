@@ -212,7 +212,8 @@ class RemoteSubject:
         if outcome.error is not None or not isinstance(value, dict) or "extra memory" not in value:
             return outcome
         budget = int(build["memory_budget"])
-        within = str(value["extra memory"]).startswith("at most") and not window.problem and \
+        # The kernel's own word counts only against it: exactly the within-budget value.
+        within = value["extra memory"] == f"at most {kib(budget)}" and not window.problem and \
             not started and growth <= os_budget(budget)
         value["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
         return outcome

@@ -13,7 +13,9 @@ A *driver* (data, part of an exercise's description) says how one case runs:
   one run of ``run_ablation`` with the learner's own parts). A case whose ``build`` holds
   ``{"memory_budget": bytes}`` also measures the most memory
   the call holds at once (``grader.learner.env.peak_bytes``) and reports, under
-  ``"extra memory"``, whether it stayed within that budget;
+  ``"extra memory"``, whether it stayed within that budget. A case whose ``build`` holds
+  ``{"first_bad_number": true}`` runs with NumPy's floating-point errors raised, so the
+  error names the line that makes the first NaN or inf;
 * ``{"kind": "object", "observe": [...]}``: the answer is a class. The case's ``build``
   constructs it (``args``, ``kwargs``) and lists method calls (``calls``: ``[name,
   [args]]``); after each call the outcome records the attributes ``observe`` names
@@ -54,7 +56,7 @@ from .cases import Case, ErrorInfo, Outcome
 from .env import one_thread, peak_bytes, quiet
 from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
-from .standin import installed
+from .standin import HelperInputMismatch, installed
 
 MIME = "application/vnd.attention-course.reply+json"
 MAX_OUTCOME = 8 * 2**20  # characters of one encoded outcome sent back to the grader
@@ -111,6 +113,8 @@ def error_info(exc: BaseException, answer) -> ErrorInfo:
         message = str(exc)
     except Exception:  # noqa: BLE001 (a learner's exception whose __str__ raises)
         message = ""
+    if isinstance(exc, HelperInputMismatch):  # a stand-in's: which helper, as data
+        helper = exc.helper
     return ErrorInfo(type(exc).__name__, message[:20_000], where, helper)
 
 
@@ -193,7 +197,12 @@ def _call(answer, data: dict, driver: dict, namespace: dict):
 
 def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict, namespace: dict):
     budget = (data.get("build") or {}).get("memory_budget")
-    if budget is None:
+    if (data.get("build") or {}).get("first_bad_number"):
+        # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
+        # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
+        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            result = answer(*args, **kwargs)
+    elif budget is None:
         result = answer(*args, **kwargs)
     else:
         result, peak = peak_bytes(answer, *args, **kwargs)

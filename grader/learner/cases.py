@@ -58,6 +58,7 @@ class Case:
     names: tuple[str, ...] = ()
     build: dict | None = None
     meta: dict = field(default_factory=dict)
+    quantities: dict = field(default_factory=dict)
 
     def size(self) -> int:
         return entries(self.args) + entries(self.kwargs) + (
@@ -66,12 +67,18 @@ class Case:
     def to_data(self) -> dict:
         return {"args": self.args, "kwargs": self.kwargs, "note": self.note,
                 "tol": _tol_name(self.tol), "names": self.names, "build": self.build,
-                "meta": self.meta}
+                "meta": self.meta, **({"quantities": self.quantities} if self.quantities else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> Case:
         return cls(tuple(d["args"]), dict(d["kwargs"]), d["note"], _tol(d["tol"]),
-                   tuple(d["names"]), d.get("build"), dict(d.get("meta") or {}))
+                   tuple(d["names"]), d.get("build"), dict(d.get("meta") or {}),
+                   {str(k): float(v) for k, v in (d.get("quantities") or {}).items()})
+
+    def with_build(self, build: dict | None) -> Case:
+        """The same case, run with ``build`` (stand-ins, a probe)."""
+        return Case(self.args, self.kwargs, self.note, self.tol, self.names, build, self.meta,
+                    self.quantities)
 
     def for_kernel(self) -> dict:
         """What the driver needs to run this case: never ``meta`` or the note."""
@@ -146,10 +153,22 @@ class Outcome:
 
 @dataclass
 class Verdict:
-    """A check's result: passed or not, and the message (a ✓ line, or what is wrong)."""
+    """A check's result: passed or not, and the message (a ✓ line, or what is wrong).
+
+    The other fields say, as data, what the message rests on, so that nothing after the
+    check needs to read its text: ``mistake``, the catalogued mistake diagnosed;
+    ``relation``, the kind of relation between the result and the expected one that the
+    message names (``grader.learner.relations``); ``raised_by``, the learner's helper
+    whose error or missing code the message is about; ``stood_in``, the helpers whose
+    reference results stood in for the learner's own.
+    """
 
     passed: bool
     message: str
+    mistake: str = ""
+    relation: str = ""
+    raised_by: str = ""
+    stood_in: tuple[str, ...] = ()
 
 
 @dataclass
@@ -176,20 +195,25 @@ class ExerciseInfo:
     # The learner's other graded classes and functions it runs, where no stand-in can take
     # their place (a module built inside it): a failure says which of them fail their checks.
     uses: tuple[str, ...] = ()
+    # The names of the entries of a tuple result (("m", "s")), which a message uses when
+    # one entry holds another's expected value.
+    outputs: tuple[str, ...] = ()
 
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver,
                 "compare": self.compare, "rules": self.rules.to_data() if self.rules else None,
                 "hint": self.hint,
                 "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs],
-                **({"uses": list(self.uses)} if self.uses else {})}
+                **({"uses": list(self.uses)} if self.uses else {}),
+                **({"outputs": list(self.outputs)} if self.outputs else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> ExerciseInfo:
         return cls(d["name"], tuple(d["arg_names"]), d["driver"], d["compare"],
                    Rules.from_data(d["rules"]) if d["rules"] else None, d["hint"],
                    [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]],
-                   tuple(str(u) for u in d.get("uses") or ()))
+                   tuple(str(u) for u in d.get("uses") or ()),
+                   tuple(str(o) for o in d.get("outputs") or ()))
 
 
 class MistakeRecord:
@@ -250,5 +274,5 @@ class Expectations:
         out = []
         for case, tables in zip(self.cases, self.stand_ins):
             build = {**(case.build or {}), "stand_ins": {h: tables[h] for h in helpers if h in tables}}
-            out.append(Case(case.args, case.kwargs, case.note, case.tol, case.names, build, case.meta))
+            out.append(case.with_build(build))
         return out

@@ -53,21 +53,28 @@ class Comparison:
         text = difference(expected, actual, case.tol)
         return Difference(text) if text else None
 
+    def related(self, expected, actual, diff: Difference) -> tuple | None:
+        """The two values a relation reads (``grader.learner.relations``), or None where
+        a relation between them would not mean what it says (losses, layouts)."""
+        return expected, actual
+
     def show(self, value, case, role: str, diff: Difference | None) -> str:
         """How the message shows ``value`` (``role``: "expected" or "returned")."""
         from .messages import fmt_value
 
         return fmt_value(value)
 
-    def show_pair(self, expected, returned, case, diff: Difference | None) -> tuple[str, str]:
-        """How the message shows the expected and the returned value side by side: a
-        kind that shows values its own way shows each alone; otherwise a tuple or dict
-        is narrowed to the entries that differ (``grader.learner.messages.fmt_pair``)."""
+    def show_pair(self, expected, returned, case, diff: Difference | None) -> tuple[str, str, tuple]:
+        """How the message shows the expected and the returned value side by side, and a
+        note on what is not shown (``noted_pair``'s): a kind that shows values its own way shows each alone;
+        otherwise a tuple or dict is narrowed to the entries that differ
+        (``grader.learner.messages.noted_pair``)."""
         if type(self).show is Comparison.show:
-            from .messages import fmt_pair
+            from .messages import noted_pair
 
-            return fmt_pair(expected, returned, case.tol)
-        return self.show(expected, case, "expected", diff), self.show(returned, case, "returned", diff)
+            return noted_pair(expected, returned, case.tol)
+        return (self.show(expected, case, "expected", diff),
+                self.show(returned, case, "returned", diff), ([], []))
 
 
 class Exact(Comparison):
@@ -92,6 +99,13 @@ class Steps(Comparison):
     """A dict of steps (lesson 03's ``attention_by_hand``), compared step by step in
     order; the message shows only the first step that differs: the expected value with
     the steps it is computed from, and the learner's value of that step."""
+
+    def related(self, expected, actual, diff):
+        step = diff.focus
+        if isinstance(expected, dict) and isinstance(actual, dict) and step in actual:
+            return expected[step], actual[step]
+        return None
+
 
     def differ(self, expected, actual, case, against_reference=True):
         order, parents = self.spec["order"], self.spec.get("parents", {})
@@ -172,6 +186,12 @@ class Module(Comparison):
     loaded, else the output (item by item, in the order ``items`` gives), then the
     gradients that reach the parameters."""
 
+    def related(self, expected, actual, diff):
+        if diff.focus == "output" and isinstance(expected, dict) and isinstance(actual, dict):
+            return expected.get("output"), actual.get("output")
+        return None
+
+
     def differ(self, expected, actual, case, against_reference=True):
         if not isinstance(actual, dict) or not isinstance(expected, dict):
             text = difference(expected, actual, case.tol)
@@ -209,14 +229,14 @@ class Module(Comparison):
         plain = all(isinstance(v, dict) and "output" in v and "not_module" not in v and "layout" not in v
                     for v in (expected, returned))
         if plain and (diff is None or diff.focus != "layout"):
-            from .messages import fmt_pair
+            from .messages import noted_pair
 
             order = tuple(index for index, _ in self.spec.get("items") or ())
-            return fmt_pair(expected["output"], returned["output"], case.tol, first=order)
+            return noted_pair(expected["output"], returned["output"], case.tol, first=order)
         layouts = [v.get("layout") or _state_layout(case) if isinstance(v, dict) and "not_module" not in v
                    else None for v in (expected, returned)]
         if diff is not None and diff.focus == "layout" and all(isinstance(x, dict) for x in layouts):
-            return _layout_pair(*layouts)
+            return (*_layout_pair(*layouts), ([], []))
         return super().show_pair(expected, returned, case, diff)
 
     def show(self, value, case, role, diff):
@@ -320,6 +340,10 @@ class Named(Comparison):
     """A dict of named tensors (a module's parameters): name every one that differs, then
     what differs in the first."""
 
+    def related(self, expected, actual, diff):
+        return None  # judged by what the values mean, not entry by entry
+
+
     def differ(self, expected, actual, case, against_reference=True):
         if not isinstance(expected, dict) or not isinstance(actual, dict):
             text = difference(expected, actual, case.tol)
@@ -338,6 +362,10 @@ class Named(Comparison):
 
 class Losses(Comparison):
     """One float per training step."""
+
+    def related(self, expected, actual, diff):
+        return None  # judged by what the values mean, not entry by entry
+
 
     def differ(self, expected, actual, case, against_reference=True):
         text = self._text(expected, actual, case)
@@ -369,6 +397,10 @@ class Ablation(Comparison):
     ``TinyTransformer``, ``train`` and ``token_similarity`` give at those settings: the
     kernel redoes that run after the call (``grader.learner.fixtures.ablation_row``), so
     rows made up rather than trained earn nothing."""
+
+    def related(self, expected, actual, diff):
+        return None  # judged by what the values mean, not entry by entry
+
 
     KEYS = ("depth", "residual", "losses", "final_loss", "similarity_init", "similarity_trained")
 
@@ -535,6 +567,10 @@ class KeyPaddingMask(Comparison):
     torch run on each sentence's real tokens alone, with no mask (the reference's own mask
     only sets the expected form: a torch.bool tensor of shape [B, T]); against a mistake,
     what torch does with that mistake's mask."""
+
+    def related(self, expected, actual, diff):
+        return None  # judged by what the values mean, not entry by entry
+
 
     def differ(self, expected, actual, case, against_reference=True):
         text = self._text(expected, actual, case, against_reference)

@@ -21,12 +21,13 @@ the same message in a notebook, in the kit and in the grader.
 """
 from __future__ import annotations
 
-import re
+import dataclasses
 from typing import Protocol
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference, comparison
-from .messages import case_title, describe_input, fmt_value, success_line
+from .messages import case_title, describe_input, fmt_value, note_text, success_line
+from .relations import FIRST_BAD_NUMBER, Relation, relate
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -98,17 +99,21 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
     return f"Hint: {text}" if text else ""
 
 
-def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake) -> str:
+def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake,
+                         relation: Relation | None, first_bad: str) -> str:
     name = exp.info.name
     remark = f". {diff.remark.rstrip('.')}" if diff.remark and mistake is None else ""
-    generic = ""
-    if mistake is None and case.note and "large" in case.note:
-        generic = "it works on small numbers but not on large ones: look for overflow."
-    diag = _diagnosis(exp, mistake, generic) if diff.hint or mistake is not None else ""
-    want, got = cmp.show_pair(expected.value, outcome.value, case, diff)
-    also = re.match(r"^(.*)\n\s*\((also different: [^\n]*)\)$", got, re.S)
-    if also:  # said once, where the differences are named
-        got, remark = also.group(1), f"{remark}; {also.group(2)}"
+    if mistake is not None:
+        diag = f"Diagnosis: {mistake.message}"
+    elif relation is not None:
+        diag = f"Diagnosis: {relation.text}{first_bad}"
+    else:
+        diag = _diagnosis(exp, None) if diff.hint else ""
+    want, got, (right, also) = cmp.show_pair(expected.value, outcome.value, case, diff)
+    if also and not right:  # said once, where the differences are named
+        remark = f"{remark}; {note_text(([], also))}"
+    elif right or also:
+        got = f"{got}\n    ({note_text((right, also))})"
     by_object = exp.info.driver.get("kind") == "object"
     gave = f"Your {name} gave:" if by_object else "Your function returned:"
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
@@ -120,6 +125,24 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         gave,
         got,
     ])
+
+
+def _relation(exp: Expectations, cmp: Comparison, subject: Subject, case: Case,
+              expected: Outcome, outcome: Outcome, diff: Difference) -> tuple[Relation | None, str]:
+    """The relation between the answer's result and the expected one on ``case``, if one
+    holds, and for NaN or inf, where the answer's code makes the first one (the case run
+    again with floating-point errors raised)."""
+    pair = cmp.related(expected.value, outcome.value, diff)
+    if pair is None:
+        return None, ""
+    found = relate(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
+    if found is None or found.kind != "nan":
+        return found, ""
+    again = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
+    err = again[0].error if again else None
+    if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
+        return found, ""
+    return found, f" The first one is made at {err.where} ({err.message})."
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:
@@ -214,13 +237,13 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
     for case in cases:
         case.names = case.names or info.arg_names
     outcomes = subject.run(cases)
-    failure = _first_failure(exp, cmp, cases, outcomes)
+    failure = _first_failure(exp, cmp, cases, outcomes, subject)
     set_aside: list[str] = []
     if failure is not None and exp.stand_ins and stand_ins:
         set_aside = [h for h in exp.helpers() if subject.helper_passes(h) is not True]
         if set_aside:
             again = subject.run(exp.with_stand_ins(set_aside))
-            failure = _stood_in_failure(exp, cmp, again, set_aside)
+            failure = _stood_in_failure(exp, cmp, again, set_aside, subject)
     if failure is not None:
         return _with_culprits(failure, info, subject, set_aside)
     if rules is not None and rules.required and not used:
@@ -234,32 +257,41 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
         if set_aside and outcome.error is not None and outcome.error.type == MISMATCH:
             continue  # it relies on a helper set aside to reject the input: that helper's check
         if outcome.error is not None and outcome.error.not_implemented:
-            return Verdict(False, not_implemented_message(info.name, outcome.error))
+            return Verdict(False, not_implemented_message(info.name, outcome.error),
+                           raised_by=outcome.error.helper)
         if outcome.error is not None and outcome.error.type == "ValueError" \
                 and outcome.error.message.strip():
             continue
         return Verdict(False, _bad_input_message(exp, bad, case, outcome))
     passed = success_line(info.name, cases, len(info.bad_inputs), exp.hidden)
-    return Verdict(True, f"{passed}\n  {_set_aside_note(set_aside)}" if set_aside else passed)
+    if set_aside:
+        return Verdict(True, f"{passed}\n  {_set_aside_note(set_aside)}", stood_in=tuple(set_aside))
+    return Verdict(True, passed)
 
 
 def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
-                   outcomes: list[Outcome]) -> Verdict | None:
+                   outcomes: list[Outcome], subject: Subject) -> Verdict | None:
     """The failing verdict on the first case that goes wrong, or None."""
     name = exp.info.name
     for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
-        if outcome.error is not None and outcome.error.not_implemented:
-            return Verdict(False, not_implemented_message(name, outcome.error))
-        if outcome.error is not None:
+        err = outcome.error
+        if err is not None and err.not_implemented:
+            return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
+        if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            return Verdict(False, _error_message(exp, case, outcome, mistake))
+            return Verdict(False, _error_message(exp, case, outcome, mistake),
+                           mistake=mistake.name if mistake else "", raised_by=err.helper)
         if outcome.mutated:
             return Verdict(False, _mutation_message(exp, case, outcome))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
         if diff:
             mistake = diagnose(exp, cmp, outcomes, i)
+            relation, first_bad = (None, "") if mistake is not None else \
+                _relation(exp, cmp, subject, case, expected, outcome, diff)
             return Verdict(False, _wrong_value_message(exp, cmp, case, expected, outcome, diff,
-                                                       mistake))
+                                                       mistake, relation, first_bad),
+                           mistake=mistake.name if mistake else "",
+                           relation=relation.kind if relation else "")
     return None
 
 
@@ -269,23 +301,22 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
     params = {h: t["params"] for tables in exp.stand_ins for h, t in tables.items()}
     empty = {h: {"params": params[h], "salt": "", "entries": [], "calls": []}
              for h in helpers if h in params}
-    return [Case(c.args, c.kwargs, c.note, c.tol, c.names,
-                 {**(c.build or {}), "stand_ins": empty}, c.meta) for c in cases]
+    return [c.with_build({**(c.build or {}), "stand_ins": empty}) for c in cases]
 
 
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:
     """``failure``, naming the learner's graded parts it runs that fail their own checks
     (``info.uses``): the difference may be theirs, not this exercise's."""
-    failing = [h for h in info.uses if h not in set_aside and f"calls your {h}," not in
-               failure.message and subject.helper_passes(h) is False]
+    failing = [h for h in info.uses if h not in set_aside and h != failure.raised_by
+               and subject.helper_passes(h) is False]
     if not failing:
         return failure
     names = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + f" and {failing[-1]}"
     verb = "fails its own check" if len(failing) == 1 else "fail their own checks"
-    return Verdict(False, f"{failure.message}\n\nYour {names} {verb}, and {info.name} runs "
-                          f"{'it' if len(failing) == 1 else 'them'}: the difference may come from "
-                          f"there. Make {'that check' if len(failing) == 1 else 'those checks'} "
-                          f"pass first.")
+    return dataclasses.replace(failure, message=(
+        f"{failure.message}\n\nYour {names} {verb}, and {info.name} runs "
+        f"{'it' if len(failing) == 1 else 'them'}: the difference may come from there. Make "
+        f"{'that check' if len(failing) == 1 else 'those checks'} pass first."))
 
 
 def _set_aside_note(helpers: list[str]) -> str:
@@ -298,7 +329,7 @@ def _set_aside_note(helpers: list[str]) -> str:
 
 
 def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
-                      helpers: list[str]) -> Verdict | None:
+                      helpers: list[str], subject: Subject) -> Verdict | None:
     """The verdict of the run with ``helpers`` set aside: None if it passes; a diagnosis
     if the composite gives a helper an input the reference never gives it; else the
     composite's own failure, with a note that the helpers were set aside."""
@@ -306,7 +337,7 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome
     for case, outcome in zip(exp.cases, outcomes):
         err = outcome.error
         if err is not None and err.type == MISMATCH:
-            helper = err.message.split("(", 1)[0]
+            helper = err.helper
             where = f"\n  at {err.where}" if err.where else ""
             return Verdict(False, "\n".join([
                 f"{name} is not right yet.", "",
@@ -317,11 +348,12 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome
                 "",
                 f"Smallest input where it goes wrong{case_title(case)}:",
                 describe_input(case),
-            ]))
-    failure = _first_failure(exp, cmp, exp.cases, outcomes)
+            ]), raised_by=helper, stood_in=tuple(helpers))
+    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject)
     if failure is None:
         return None
-    return Verdict(False, f"{failure.message}\n\n{_set_aside_note(helpers)}")
+    return dataclasses.replace(failure, message=f"{failure.message}\n\n{_set_aside_note(helpers)}",
+                               stood_in=tuple(helpers))
 
 
 __all__ = ["Subject", "Verdict", "diagnose", "fmt_value", "judge", "not_implemented_message"]

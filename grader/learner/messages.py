@@ -91,7 +91,24 @@ def _entries(x):
 
 
 def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ...] = ()) -> tuple[str, str]:
-    """``expected`` and ``returned`` as a message shows them. When both are tuples or
+    """:func:`noted_pair`, with its note under the returned value."""
+    want, got, note = noted_pair(expected, returned, tol, indent, first)
+    return want, "\n".join([got] + ([f"{indent}({note_text(note)})"] if any(note) else []))
+
+
+def note_text(note: tuple[list[str], list[str]]) -> str:
+    """The words of :func:`noted_pair`'s note: the entries that are right, then the other
+    entries that differ."""
+    right, also = note
+    return "; ".join(([f"{', '.join(right)}: as expected"] if right else []) +
+                     ([f"also different: {', '.join(also)}"] if also else []))
+
+
+def noted_pair(expected, returned, tol, indent: str = "    ",
+               first: tuple[int, ...] = ()) -> tuple[str, str, tuple[list[str], list[str]]]:
+    """``expected`` and ``returned`` as a message shows them, and a note on the entries
+    not shown, as data: (the labels of the entries that are right, the labels of the
+    other entries that differ); :func:`note_text` says it in words. When both are tuples or
     dicts of the same shape, only the entries that differ are shown (at most
     :data:`SHOWN_ENTRIES`; the positions in ``first`` before the others), with a line
     that says which others are right. Of an array with more than two axes, the matrix
@@ -99,23 +116,18 @@ def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ..
     expected, returned = to_numpy(expected), to_numpy(returned)
     matrices = _matrices(expected, returned, tol, indent)
     if matrices is not None:
-        return matrices
+        return (*matrices, ([], []))
     want, got = _entries(expected), _entries(returned)
     if want is None or got is None or type(expected) is not type(returned) or \
             [k for k, _ in want] != [k for k, _ in got] or len(want) < 2:
-        return fmt_value(expected, indent), fmt_value(returned, indent)
+        return fmt_value(expected, indent), fmt_value(returned, indent), ([], [])
     differ = [i for i, ((_, w), (_, g)) in enumerate(zip(want, got)) if difference(w, g, tol)]
     if not differ or len(differ) == len(want) and len(want) <= SHOWN_ENTRIES:
-        return fmt_value(expected, indent), fmt_value(returned, indent)
+        return fmt_value(expected, indent), fmt_value(returned, indent), ([], [])
     differ.sort(key=lambda i: (first.index(i) if i in first else len(first), i))
     shown = differ[:SHOWN_ENTRIES]
-    notes = []
     right = [want[i][0] for i in range(len(want)) if i not in differ]
-    if right:
-        notes.append(f"{', '.join(right)}: as expected")
-    if len(differ) > len(shown):
-        notes.append(f"also different: {', '.join(want[i][0] for i in sorted(differ[len(shown):]))}")
-    note = f"{indent}({'; '.join(notes)})" if notes else ""
+    also = [want[i][0] for i in sorted(differ[len(shown):])]
 
     lines_w, lines_g = [], []
     for i in shown:
@@ -127,7 +139,7 @@ def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ..
         w, g = fmt_value(want[i][1], indent + "  "), fmt_value(got[i][1], indent + "  ")
         lines_w.append(f"{indent}{want[i][0]}:\n{w}")
         lines_g.append(f"{indent}{got[i][0]}:\n{g}")
-    return "\n".join(lines_w), "\n".join(lines_g + ([note] if note else []))  # the note once
+    return "\n".join(lines_w), "\n".join(lines_g), (right, also)
 
 
 def _same_as(arg, earlier: list[tuple[str, object]]) -> str:

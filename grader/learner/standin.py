@@ -37,7 +37,12 @@ MISMATCH = "HelperInputMismatch"
 
 
 class HelperInputMismatch(Exception):
-    """A stand-in was called with inputs the reference never passes the helper."""
+    """A stand-in was called with inputs the reference never passes the helper, named
+    in ``helper`` (data the check reads, never the message)."""
+
+    def __init__(self, helper: str, message: str):
+        super().__init__(message)
+        self.helper = helper
 
 
 # ----------------------------------------------------------------------------- fingerprints
@@ -205,7 +210,7 @@ class StandIn:
         if box is None:
             call = shown(self._helper, values)
             expected = "; ".join(self._table.get("calls", ())) or "nothing"
-            raise HelperInputMismatch(f"{call} is called, but on this input the reference "
+            raise HelperInputMismatch(self._helper, f"{call} is called, but on this input the reference "
                                       f"calls {expected}")
         raw = base64.b64decode(box)
         plain = bytes(x ^ y for x, y in zip(raw, _stream(key, salt, len(raw))))

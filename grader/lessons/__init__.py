@@ -81,13 +81,21 @@ class Exercise:
     # The learner's graded classes it builds or runs, which no stand-in replaces (a Block
     # inside TinyTransformer): a failure names those that fail their own checks.
     uses: tuple[str, ...] = ()
+    # The case's named numbers, from its arguments: ``quantities(*args, **kwargs) ->
+    # {"d_k": 4, "√d_k": 2.0}``. A relation names them when a result is off by one of
+    # them ("every entry of yours is 4 = d_k times the expected one").
+    quantities: Callable | None = None
+    # The names of a tuple result's entries (("m", "s")), for a message that finds one
+    # entry holding another's expected value.
+    outputs: tuple[str, ...] = ()
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
                              b.case.names or self.arg_names, b.case.build, b.case.meta), b.why)
                for b in self.bad_inputs]
         return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
-                            dict(self.compare), self.rules, self.hint, bad, tuple(self.uses))
+                            dict(self.compare), self.rules, self.hint, bad, tuple(self.uses),
+                            tuple(self.outputs))
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
         """The cases, smallest first, each with the argument names filled in (``offset``
@@ -96,7 +104,24 @@ class Exercise:
         cases = sorted(self.cases(rng, hidden), key=Case.size)
         for case in cases:
             case.names = case.names or tuple(self.arg_names)
+            if self.quantities is not None and not case.quantities:
+                case.quantities = named_quantities(self.quantities, case)
         return cases
+
+
+def named_quantities(compute: Callable, case: Case) -> dict[str, float]:
+    """``compute``'s named numbers of ``case``, each a finite float (none for an input
+    it cannot read, such as one that is not an array)."""
+    try:
+        found = compute(*case.args, **case.kwargs)
+    except Exception:  # noqa: BLE001 (an odd input: the case simply names no quantity)
+        return {}
+    out = {}
+    for name, value in found.items():
+        value = float(value)
+        if np.isfinite(value) and value > 0:
+            out[str(name)] = value
+    return out
 
 
 def knob(core: Callable, **settings) -> Callable:

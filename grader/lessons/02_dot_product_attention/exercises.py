@@ -18,7 +18,7 @@ import numpy as np
 
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import normal, small_ints, with_variants
+from ..cases import attention_quantities, normal, small_ints, with_variants
 from ..messages import scaled_by_sqrt_d_model, softmax_over_queries
 from . import reference as ref
 
@@ -234,6 +234,7 @@ K_DOT_T = knob(ref._scores, transpose="every axis")
 
 register(Exercise(
     name="attention_scores",
+    quantities=attention_quantities,
     reference=ref.attention_scores,
     cases=score_cases,
     misconceptions=[
@@ -347,6 +348,8 @@ def attention_calls(Q, K, V):
 
 register(Exercise(
     name="scaled_dot_product_attention",
+    outputs=("output", "weights"),
+    quantities=attention_quantities,
     reference=ref.scaled_dot_product_attention,
     calls=attention_calls,
     cases=attention_cases,
@@ -420,6 +423,7 @@ def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="attend_one_query",
+    quantities=attention_quantities,
     reference=ref.attend_one_query,
     cases=one_query_cases,
     misconceptions=[

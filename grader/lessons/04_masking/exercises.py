@@ -14,7 +14,7 @@ import numpy as np
 from ...learner.fixtures import ATTENDS, attend_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import floats, normal, small_ints, with_variants
+from ..cases import attention_quantities, floats, normal, small_ints, with_variants
 from ..messages import inverted_polarity, softmax_over_queries
 from . import reference as ref
 
@@ -414,6 +414,8 @@ def masked_attention_calls(Q, K, V, mask=None):
 
 register(Exercise(
     name="masked_attention",
+    outputs=("output", "weights"),
+    quantities=attention_quantities,
     reference=ref.masked_attention,
     calls=masked_attention_calls,
     cases=attention_cases_qkv,

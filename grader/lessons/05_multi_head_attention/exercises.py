@@ -438,6 +438,7 @@ def _qkv(d_model: int, t_q: int = 2, t_k: int = 2, t_v: int | None = None, q_fea
 
 register(Exercise(
     name="MultiHeadAttention",
+    outputs=("output", "weights"),
     uses=("split_heads", "merge_heads"),
     reference=ref.MultiHeadAttention,
     cases=mha_cases,

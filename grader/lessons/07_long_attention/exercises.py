@@ -32,7 +32,7 @@ from ...learner.compare import FLOAT32, FLOAT64
 from ...learner.fixtures import learner_object, normal_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import as_float32, as_lists, as_strided, normal, small_ints
+from ..cases import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
 
 # ----------------------------------------------------------------------------- shared words
@@ -136,6 +136,7 @@ def stats_cases(rng, hidden):
 
 register(Exercise(
     name="online_softmax_stats",
+    outputs=("m", "s"),
     reference=ref.online_softmax_stats,
     cases=stats_cases,
     misconceptions=[
@@ -229,6 +230,7 @@ def one_pass(**wrong):
 
 register(Exercise(
     name="attention_one_pass",
+    quantities=lambda q, K, V, block: {**attention_quantities(q, K), "block": block},
     reference=ref.attention_one_pass,
     cases=one_pass_cases,
     misconceptions=[
@@ -313,6 +315,7 @@ def tiles(**wrong):
 
 register(Exercise(
     name="tiled_attention",
+    quantities=attention_quantities,
     reference=ref.tiled_attention,
     cases=tiled_cases,
     misconceptions=[

@@ -1,0 +1,385 @@
+"""Relations: what a wrong result *is*, compared with the expected one, in plain words.
+
+A catalogued mistake names what someone thought of; a relation names what the
+difference is, whatever the mistake behind it. Each relation below is tried, in order, on
+the smallest failing case, and the first that holds is the message's diagnosis:
+
+* **type**: the right numbers of the wrong type (floats for Fractions, an array or a
+  tensor for a number, float64 for float32);
+* **swapped**: an entry of a tuple result holds another entry's expected value;
+* **nan**: NaN or inf where the expected result is finite (the check then asks the
+  learner's code where the first one is made: ``FIRST_BAD_NUMBER``);
+* **scale**: every entry is c times the expected one, with c named when it is one of the
+  case's quantities (``Case.quantities``), its square root, square or inverse, or 2;
+* **sign**, **offset**: the expected result negated, or moved by a constant;
+* **axes**: the expected values with two axes swapped (transposed);
+* **normalised**: slices that sum to 1 along another axis than the expected ones;
+* **shifted**: the expected result moved by one position along an axis (off by one);
+* **prefix**: right on the first rows along an axis, wrong from some row on;
+* **order**: exactly the expected values, in another order.
+
+Every relation works on data only (arrays, tensors, numbers, tuples), so it says the same
+in a notebook and at grading. A relation states a fact about the two results and never
+shows the solution's code.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .compare import FLOAT64, Tolerance, difference, to_numpy
+from .validation import shape_str
+
+# The error type the driver reports when a case run under ``build["first_bad_number"]``
+# makes its first NaN or inf (NumPy's and torch's floating-point checks turned on).
+FIRST_BAD_NUMBER = "FloatingPointError"
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation that holds: its ``kind`` (data a test or a report can read) and the
+    sentence a message shows."""
+
+    kind: str
+    text: str
+
+
+def _array(x) -> np.ndarray | None:
+    """``x`` as a float64 array, if it holds plain numbers (not Fractions, not bools)."""
+    x = to_numpy(x)
+    if isinstance(x, (bool, np.bool_, str)) or x is None:
+        return None
+    try:
+        a = np.asarray(x)
+    except (TypeError, ValueError):
+        return None
+    if a.dtype.kind not in "iuf":
+        return None
+    return a.astype(np.float64)
+
+
+def _close(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> bool:
+    if got.shape != want.shape:
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.all(np.isclose(got, want, rtol=tol.rtol, atol=tol.atol(want),
+                                      equal_nan=True)))
+
+
+def _loose(tol: Tolerance) -> Tolerance:
+    """A relation reads a value that went through other arithmetic than the reference's
+    (a factor, a transpose): it allows a little more rounding than the check itself."""
+    return Tolerance(max(tol.rtol * 10, 1e-6), max(tol.atol_scale * 10, 1e-8))
+
+
+def _num(c: float) -> str:
+    if abs(c - round(c)) < 1e-9:
+        return str(int(round(c)))
+    for d in (2, 3, 4, 8):
+        if abs(c * d - round(c * d)) < 1e-9:
+            return f"{int(round(c * d))}/{d}"
+    return f"{c:.4g}"
+
+
+# ----------------------------------------------------------------------------- scale
+
+def _factors(quantities: dict[str, float]) -> list[tuple[float, str, str]]:
+    """Candidate factors: (c, how to read it, what it suggests). A quantity named as a
+    root ("√d_k", a scale) comes first: its square and its inverse say the most."""
+    out = []
+    roots = [(n, q) for n, q in quantities.items() if n.startswith("√")]
+    for name, q in roots:
+        root = name[1:]
+        out += [(q * q, root, f"that is what multiplying by {name} where you should divide "
+                              f"by it gives"),
+                (1 / (q * q), f"1/{root}", f"that is what dividing by {root} instead of {name} "
+                                           f"(or by {name} twice) gives"),
+                (q, name, f"is the division by {name} missing?"),
+                (1 / q, f"1/{name}", f"is there one division by {name} too many?")]
+    for name, q in quantities.items():
+        if not name.startswith("√"):
+            out += [(q, name, ""), (1 / q, f"1/{name}", ""), (math.sqrt(q), f"√{name}", ""),
+                    (1 / math.sqrt(q), f"1/√{name}", "")]
+    out += [(2.0, "2", ""), (0.5, "1/2", "")]
+    return [(c, how, why) for c, how, why in out if c > 0 and abs(c - 1) > 1e-9]
+
+
+def _scale(got, want, tol, quantities) -> Relation | None:
+    finite = np.isfinite(want) & np.isfinite(got)
+    if want.shape != got.shape or not finite.all() or not np.any(np.abs(want) > tol.atol(want)):
+        return None
+    c = float(np.dot(got.ravel(), want.ravel()) / np.dot(want.ravel(), want.ravel()))
+    if not np.isfinite(c) or c <= 0 or abs(c - 1) < 1e-6 or \
+            not _close(got, c * want, _loose(tol)):
+        return None  # (a negative factor: the sign relation says it more simply)
+    for factor, how, why in _factors(quantities):
+        if abs(c - factor) <= 1e-6 * max(1.0, factor):
+            value = _num(c) if how == _num(c) else f"{_num(c)} = {how}"
+            tail = f": {why}." if why and not why.endswith("?") else (f". {why[0].upper()}"
+                                                                      f"{why[1:]}" if why else ".")
+            return Relation("scale", f"every entry of yours is {value} times the expected "
+                                     f"one{tail}")
+    return Relation("scale", f"every entry of yours is {_num(c)} times the expected one. "
+                             f"Look for a factor (a scale, a division) applied once too often "
+                             f"or not at all.")
+
+
+# ----------------------------------------------------------------------------- shapes and axes
+
+def _axes(got, want, tol) -> Relation | None:
+    if got.ndim != want.ndim or got.ndim < 2 or got.ndim > 5:
+        return None
+    for perm in itertools.permutations(range(want.ndim)):
+        if perm == tuple(range(want.ndim)):
+            continue
+        moved = np.transpose(want, perm)
+        if moved.shape == got.shape and _close(got, moved, tol):
+            swapped = [i for i, p in enumerate(perm) if p != i]
+            if perm[-2:] == (want.ndim - 1, want.ndim - 2) and len(swapped) == 2:
+                what = "transposed: its last two axes are swapped"
+            elif len(swapped) == 2:
+                what = f"with axes {swapped[0]} and {swapped[1]} swapped"
+            else:
+                what = f"with its axes in the order {perm}"
+            return Relation("axes", f"your result holds the expected values, {what} "
+                                    f"(shape {shape_str(got.shape)}, expected "
+                                    f"{shape_str(want.shape)}).")
+    return None
+
+
+def _normalised(got, want, tol) -> Relation | None:
+    """Slices that sum to 1 along another axis than the expected ones."""
+    if got.shape != want.shape or got.ndim < 2 or not np.isfinite(got).all() or \
+            not np.isfinite(want).all():
+        return None
+
+    def ones(a):
+        return [ax for ax in range(a.ndim) if a.shape[ax] > 1 and
+                np.allclose(a.sum(axis=ax), 1.0, rtol=1e-5, atol=1e-6) and (a >= -1e-9).all()]
+
+    mine, theirs = ones(got), ones(want)
+    if not mine or not theirs or set(mine) & set(theirs):
+        return None
+    a, b = mine[0] - got.ndim, theirs[0] - want.ndim
+    return Relation("normalised", f"your result sums to 1 along axis {a}, but the expected one "
+                                  f"sums to 1 along axis {b}: you normalise over the wrong "
+                                  f"axis.")
+
+
+def _shifted(got, want, tol) -> Relation | None:
+    if got.shape != want.shape:
+        return None
+    for ax in range(want.ndim):
+        n = want.shape[ax]
+        if n < 3:
+            continue
+        early, late = [slice(None)] * want.ndim, [slice(None)] * want.ndim
+        early[ax], late[ax] = slice(0, n - 1), slice(1, n)
+        early, late = tuple(early), tuple(late)
+        loose = _loose(tol)
+        if _close(got[late], want[early], loose) and not _close(got[early], want[early], loose):
+            return Relation("shifted", f"your result is the expected one moved one position "
+                                       f"later along axis {ax - want.ndim}: position i holds "
+                                       f"what belongs at i - 1. Off by one?")
+        if _close(got[early], want[late], loose) and not _close(got[late], want[late], loose):
+            return Relation("shifted", f"your result is the expected one moved one position "
+                                       f"earlier along axis {ax - want.ndim}: position i holds "
+                                       f"what belongs at i + 1. Off by one?")
+    return None
+
+
+def _prefix(got, want, tol) -> Relation | None:
+    """Right on the first k positions along an axis, wrong from position k on (or the
+    other way round)."""
+    if got.shape != want.shape or got.ndim < 1:
+        return None
+    for ax in range(want.ndim):
+        n = want.shape[ax]
+        if n < 3:
+            continue
+        right = [_close(np.take(got, [i], axis=ax), np.take(want, [i], axis=ax), tol)
+                 for i in range(n)]
+        if all(right) or not any(right):
+            continue
+        k = right.index(False)
+        if k > 0 and not any(right[k:]):
+            rows = f"position 0" if k == 1 else f"positions 0 to {k - 1}"
+            return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are right "
+                                      f"and every position from {k} on is wrong: what changes "
+                                      f"at position {k}?")
+        first = right.index(True)
+        if first > 0 and all(right[first:]):
+            rows = f"position {n - 1}" if first == n - 1 else f"positions {first} to {n - 1}"
+            return Relation("prefix", f"along axis {ax - want.ndim}, positions 0 to {first - 1} "
+                                      f"of yours are wrong and {rows} are right: what differs "
+                                      f"before position {first}?")
+    return None
+
+
+# ----------------------------------------------------------------------------- types
+
+def _fraction_array(x) -> np.ndarray | None:
+    x = to_numpy(x)
+    if isinstance(x, Fraction):
+        return np.array([x], dtype=object)
+    if isinstance(x, np.ndarray) and x.dtype == object and x.size and \
+            all(isinstance(v, (Fraction, int)) for v in x.flat):
+        return x
+    return None
+
+
+def _type(got, want, tol) -> Relation | None:
+    """The right numbers of the wrong type."""
+    exact = _fraction_array(want)
+    if exact is not None:
+        raw = to_numpy(got)
+        values = np.asarray(raw, dtype=object).ravel() if raw is not None else np.array([])
+        if values.size == exact.size and any(isinstance(v, (float, np.floating)) for v in values):
+            try:
+                near = all(abs(float(v) - float(e)) <= 1e-9 * max(1.0, abs(float(e)))
+                           for v, e in zip(values, exact.ravel()))
+            except (TypeError, ValueError):
+                near = False
+            if near:
+                return Relation("type", "your numbers are floats, close to the right ones but "
+                                        "not exact: the exercise works in Fractions, which keep "
+                                        "1/3 as 1/3. Keep every step in Fraction (a float "
+                                        "anywhere turns the rest into floats).")
+        return None
+    w, g = to_numpy(want), to_numpy(got)
+    is_number = isinstance(w, (float, int, np.floating, np.integer)) and not isinstance(w, bool)
+    if is_number and (isinstance(g, np.ndarray) or type(got).__module__.startswith("torch")):
+        a = _array(g)
+        if a is not None and a.size == 1 and _close(a.reshape(()), np.asarray(float(w)), tol):
+            kind = "a tensor" if type(got).__module__.startswith("torch") else "an array"
+            return Relation("type", f"your value is right, but it is {kind} holding one number "
+                                    f"where a Python number is expected: take the number out "
+                                    f"of it (`.item()`).")
+    if isinstance(w, np.ndarray) and isinstance(g, np.ndarray) and w.dtype != g.dtype and \
+            w.dtype.kind == "f" and g.dtype.kind in "fiu" and w.shape == g.shape:
+        if _close(g.astype(np.float64), w.astype(np.float64), _loose(tol)):
+            return Relation("type", f"your numbers are right, but their dtype is {g.dtype} where "
+                                    f"{w.dtype} is expected: keep the dtype of the inputs "
+                                    f"(a float64 constant or array mixed in promotes float32).")
+    return None
+
+
+# ----------------------------------------------------------------------------- values
+
+def _nan(got, want) -> Relation | None:
+    bad = ~np.isfinite(got) & np.isfinite(want)
+    if got.shape != want.shape or not bad.any():
+        return None
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    what = "NaN" if np.isnan(got[idx]) else "inf"
+    where = f" at index {idx}" if got.ndim else ""
+    return Relation("nan", f"your result holds {what}{where}, where the expected value is a "
+                           f"number ({want[idx]:.4g}). NaN comes from 0/0, inf - inf or "
+                           f"inf/inf; inf from a division by 0 or from np.exp of a number "
+                           f"above about 709.8 (88.7 in float32).")
+
+
+def _sign(got, want, tol) -> Relation | None:
+    if got.shape == want.shape and np.any(np.abs(want) > tol.atol(want)) and \
+            _close(got, -want, tol):
+        return Relation("sign", "every entry of yours has the opposite sign of the expected "
+                                "one: a minus sign, or a difference taken the other way round.")
+    return None
+
+
+def _offset(got, want, tol) -> Relation | None:
+    if got.shape != want.shape or got.size < 2 or not np.isfinite(got).all() or \
+            not np.isfinite(want).all():
+        return None
+    d = got - want
+    c = float(np.mean(d))
+    if abs(c) > tol.atol(want) and _close(got, want + c, _loose(tol)):
+        return Relation("offset", f"every entry of yours is the expected one plus {c:.4g}: "
+                                  f"something adds (or forgets to subtract) a constant.")
+    return None
+
+
+def _order(got, want, tol) -> Relation | None:
+    if got.size != want.size or got.size < 2 or not np.isfinite(got).all():
+        return None
+    a, b = np.sort(got.ravel()), np.sort(want.ravel())
+    if _close(a, b, tol) and not _close(got.reshape(want.shape), want, tol):
+        return Relation("order", f"your result holds exactly the expected values, in another "
+                                 f"order{'' if got.shape == want.shape else ' and shape'}: "
+                                 f"check which axis you index, sum or loop over.")
+    return None
+
+
+# ----------------------------------------------------------------------------- the entry point
+
+def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
+    """An entry of a tuple result that holds another entry's expected value."""
+    got, want = to_numpy(got), to_numpy(want)
+    if not isinstance(want, tuple) or not isinstance(got, (tuple, list)) or len(got) != len(want):
+        return None
+    names = list(outputs) if len(outputs) == len(want) else [f"item {i}" for i in range(len(want))]
+    for i, j in itertools.permutations(range(len(want)), 2):
+        if difference(want[i], got[i], tol) is not None and \
+                difference(want[j], got[i], tol) is None and \
+                difference(want[i], want[j], tol) is not None:
+            both = difference(want[i], got[j], tol) is None
+            if both:
+                order = ", ".join(names[k] if k not in (i, j) else names[j if k == i else i]
+                                  for k in range(len(want)))
+                return Relation("swapped", f"you return ({order}), but the order is "
+                                           f"({', '.join(names)}): {names[i]} and {names[j]} "
+                                           f"are swapped.")
+            return Relation("swapped", f"your {names[i]} holds the expected {names[j]}.")
+    return None
+
+
+def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
+           outputs: tuple[str, ...] = ()) -> Relation | None:
+    """The first relation that holds between ``got`` and the ``expected`` result of one
+    case, or None. A tuple result is related entry by entry: a swapped pair, else the
+    first entry that differs."""
+    quantities = quantities or {}
+    swapped = _swapped(got, expected, tol, outputs)
+    if swapped is not None:
+        return swapped
+    e, g = to_numpy(expected), to_numpy(got)
+    if isinstance(e, dict) and isinstance(g, dict) and set(e) <= set(g):
+        pairs = [(str(k), e[k], g[k]) for k in e]
+    elif isinstance(e, tuple) and isinstance(g, (tuple, list)) and len(e) == len(g):
+        names = list(outputs) if len(outputs) == len(e) else [f"item {i}" for i in range(len(e))]
+        pairs = list(zip(names, e, g))
+    else:
+        pairs = None
+    if pairs is not None:
+        for name, want, mine in pairs:
+            if difference(want, mine, tol) is not None:
+                found = relate(want, mine, tol, quantities)
+                if found is None:
+                    return None
+                return Relation(found.kind, f"in {name}, {found.text}")
+        return None
+    typed = _type(got, expected, tol)
+    if typed is not None:
+        return typed
+    want, mine = _array(e), _array(g)
+    if want is None or mine is None:
+        return None
+    if mine.shape == want.shape:
+        nan = _nan(mine, want)
+        if nan is not None:
+            return nan
+    for test in (lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
+                 lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
+                 lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
+                 lambda: _order(mine, want, tol), lambda: _prefix(mine, want, tol)):
+        found = test()
+        if found is not None:
+            return found
+    return None
+
+
+__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate"]
