@@ -26,7 +26,8 @@ from typing import Protocol
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference, comparison
-from .messages import case_title, describe_input, fmt_value, note_text, success_line
+from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
+                       success_line)
 from .relations import FIRST_BAD_NUMBER, Relation, relate
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
@@ -120,29 +121,54 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
         f"What differs: {diff.text.rstrip('.')}{remark}.",
-        "Expected:",
-        want,
-        gave,
-        got,
+        *labelled("Expected:", want),
+        *labelled(gave, got),
     ])
 
 
-def _relation(exp: Expectations, cmp: Comparison, subject: Subject, case: Case,
-              expected: Outcome, outcome: Outcome, diff: Difference) -> tuple[Relation | None, str]:
-    """The relation between the answer's result and the expected one on ``case``, if one
-    holds, and for NaN or inf, where the answer's code makes the first one (the case run
+CONFIRMING = 2  # further failing cases a relation must also hold on, when there are any
+
+
+def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: list[Outcome],
+              failing: int, diff: Difference) -> tuple[Relation | None, str]:
+    """The relation between the answer's result and the expected one on the failing case,
+    if one holds there and, in the same form (``Relation.key``), on the next failing
+    cases; and for NaN or inf, where the answer's code makes the first one (the case run
     again with floating-point errors raised)."""
-    pair = cmp.related(expected.value, outcome.value, diff)
-    if pair is None:
+    found = _related(exp, cmp, failing, outcomes[failing], diff)
+    if found is None:
         return None, ""
-    found = relate(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
-    if found is None or found.kind != "nan":
+    confirmed = 0
+    for i in range(failing + 1, len(exp.cases)):
+        if confirmed == CONFIRMING:
+            break
+        case, expected, outcome = exp.cases[i], exp.expected[i], outcomes[i]
+        if outcome.error is not None or expected.error is not None:
+            continue
+        other = cmp.differ(expected.value, outcome.value, case, against_reference=True)
+        if other is None:
+            continue
+        again = _related(exp, cmp, i, outcome, other)
+        if again is None or (again.key or again.kind) != (found.key or found.kind):
+            return None, ""
+        confirmed += 1
+    if found.kind != "nan":
         return found, ""
-    again = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
-    err = again[0].error if again else None
+    case = exp.cases[failing]
+    rerun = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
+    err = rerun[0].error if rerun else None
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
     return found, f" The first one is made at {err.where} ({err.message})."
+
+
+def _related(exp: Expectations, cmp: Comparison, i: int, outcome: Outcome,
+             diff: Difference) -> Relation | None:
+    pair = cmp.related(exp.expected[i].value, outcome.value, diff)
+    if pair is None:
+        return None
+    case = exp.cases[i]
+    return relate(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:
@@ -262,7 +288,7 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
         if outcome.error is not None and outcome.error.type == "ValueError" \
                 and outcome.error.message.strip():
             continue
-        return Verdict(False, _bad_input_message(exp, bad, case, outcome))
+        return Verdict(False, fitted(lambda: _bad_input_message(exp, bad, case, outcome)))
     passed = success_line(info.name, cases, len(info.bad_inputs), exp.hidden)
     if set_aside:
         return Verdict(True, f"{passed}\n  {_set_aside_note(set_aside)}", stood_in=tuple(set_aside))
@@ -279,17 +305,17 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            return Verdict(False, _error_message(exp, case, outcome, mistake),
+            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper)
         if outcome.mutated:
-            return Verdict(False, _mutation_message(exp, case, outcome))
+            return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
         if diff:
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
-                _relation(exp, cmp, subject, case, expected, outcome, diff)
-            return Verdict(False, _wrong_value_message(exp, cmp, case, expected, outcome, diff,
-                                                       mistake, relation, first_bad),
+                _relation(exp, cmp, subject, outcomes, i, diff)
+            return Verdict(False, fitted(lambda: _wrong_value_message(
+                exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad)),
                            mistake=mistake.name if mistake else "",
                            relation=relation.kind if relation else "")
     return None

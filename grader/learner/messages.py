@@ -1,6 +1,8 @@
 """How a check shows values and inputs in its messages."""
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import textwrap
 
 import numpy as np
@@ -22,12 +24,82 @@ def arrays_in(x) -> bool:
         isinstance(to_numpy(v), np.ndarray) and np.ndim(to_numpy(v)) >= 1 for v in x)
 
 
+MESSAGE_LINES = 25  # every message stays under this many lines (DESIGN.md, gate 6)
+ONE_LINE = 100  # characters of an array written on one line, in a compact message
+
+_COMPACT = contextvars.ContextVar("compact", default=0)
+
+
+@contextlib.contextmanager
+def compact(level: int = 1):
+    """Within it, a message is written more tightly: at level 1, :func:`fmt_value` writes
+    an array on one line, its shape and dtype after it, wherever that fits in
+    :data:`ONE_LINE` characters; at level 2, an input that does not fit on one line is
+    described by its shape and range (``describe_input``). How a message that would run
+    over :data:`MESSAGE_LINES` lines is written again."""
+    token = _COMPACT.set(level)
+    try:
+        yield
+    finally:
+        _COMPACT.reset(token)
+
+
+def labelled(label: str, shown: str) -> list[str]:
+    """``label`` ("Expected:") above ``shown``, or (compact) beside it if it is one line."""
+    if _COMPACT.get() and "\n" not in shown:
+        return [f"{label} {shown.strip()}"]
+    return [label, shown]
+
+
+def fitted(write) -> str:
+    """``write()``'s message, written again more tightly while it runs over the line
+    limit."""
+    text = write()
+    for level in (1, 2):
+        if len(text.splitlines()) < MESSAGE_LINES:
+            break
+        with compact(level):
+            text = write()
+    return text
+
+
+def _one_line(x: np.ndarray, indent: str, shape: bool = True) -> str | None:
+    text = np.array2string(x, precision=4, suppress_small=True, separator=", ",
+                           max_line_width=10 ** 6, threshold=60, edgeitems=3,
+                           formatter={"object": str})
+    text = " ".join(text.split()).replace("[ ", "[")
+    line = f"{indent}{text}" + (f"  ({shape_str(x.shape)}, {x.dtype})" if shape else "")
+    return line if len(line) <= ONE_LINE else None
+
+
+def _summary(x) -> str:
+    """An input too large for a compact message: its shape, dtype and range."""
+    a = to_numpy(x)
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "iuf" or not a.size:
+        return ""
+    finite = a[np.isfinite(a)]
+    span = f", from {finite.min():.4g} to {finite.max():.4g}" if finite.size else ""
+    return f"a {shape_str(a.shape)} {a.dtype} array{span} (too large to show here)"
+
+
+def _entry(label: str, value, indent: str) -> str:
+    """One entry of a tuple or dict: under its label, or (compact) beside it."""
+    shown = fmt_value(value, indent + "  ")
+    if _COMPACT.get() and "\n" not in shown:
+        return f"{indent}{label}: {shown.strip()}"
+    return f"{indent}{label}:\n{shown}"
+
+
 def fmt_value(x, indent: str = "    ") -> str:
     x = to_numpy(x)
+    if _COMPACT.get() and isinstance(x, np.ndarray) and x.ndim >= 1:
+        line = _one_line(x, indent)
+        if line is not None:
+            return line
     if isinstance(x, tuple) or arrays_in(x):
-        return "\n".join(f"{indent}item {i}:\n{fmt_value(v, indent + '  ')}" for i, v in enumerate(x))
+        return "\n".join(_entry(f"item {i}", v, indent) for i, v in enumerate(x))
     if isinstance(x, dict):
-        return "\n".join(f"{indent}{k!r}:\n{fmt_value(v, indent + '  ')}" for k, v in x.items())
+        return "\n".join(_entry(repr(k), v, indent) for k, v in x.items())
     if isinstance(x, list):
         try:
             x = np.asarray(x)
@@ -75,7 +147,8 @@ def _matrices(want, got, tol, indent: str) -> tuple[str, str] | None:
         leads = ((0,) * (want.ndim - LARGEST_SHOWN), (0,) * (got.ndim - LARGEST_SHOWN))
 
     def shown(a: np.ndarray, lead) -> str:  # the whole array's shape and dtype head the matrix
-        body = fmt_value(a[lead], indent + "  ").splitlines()[:-1]
+        line = _one_line(a[lead], indent + "  ", shape=False) if _COMPACT.get() else None
+        body = [line] if line else fmt_value(a[lead], indent + "  ").splitlines()[:-1]
         where = f"[{', '.join(map(str, lead))}]"
         return "\n".join([f"{indent}{where} of the {shape_str(a.shape)} {a.dtype} array:", *body])
     return shown(want, leads[0]), shown(got, leads[1])
@@ -136,9 +209,8 @@ def noted_pair(expected, returned, tol, indent: str = "    ",
             lines_w.append(f"{indent}{want[i][0]}, {pair[0][len(indent):]}")
             lines_g.append(f"{indent}{got[i][0]}, {pair[1][len(indent):]}")
             continue
-        w, g = fmt_value(want[i][1], indent + "  "), fmt_value(got[i][1], indent + "  ")
-        lines_w.append(f"{indent}{want[i][0]}:\n{w}")
-        lines_g.append(f"{indent}{got[i][0]}:\n{g}")
+        lines_w.append(_entry(want[i][0], want[i][1], indent))
+        lines_g.append(_entry(got[i][0], got[i][1], indent))
     return "\n".join(lines_w), "\n".join(lines_g), (right, also)
 
 
@@ -190,7 +262,13 @@ def describe_input(case: Case) -> str:
         if module and _random_input(arg):
             parts.append(f"  {name} = {_random_input(arg)}")
             continue
-        parts.append(f"  {name}{kind} =\n{fmt_value(arg)}")
+        shown = fmt_value(arg)
+        if _COMPACT.get() and "\n" not in shown:
+            parts.append(f"  {name}{kind} = {shown.strip()}")
+        elif _COMPACT.get() >= 2 and _summary(arg):
+            parts.append(f"  {name} = {_summary(arg)}")
+        else:
+            parts.append(f"  {name}{kind} =\n{shown}")
     for key, val in case.kwargs.items():
         parts.append(f"  {key} =\n{fmt_value(val)}")
     return "\n".join(parts)

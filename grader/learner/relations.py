@@ -16,7 +16,10 @@ the smallest failing case, and the first that holds is the message's diagnosis:
 * **normalised**: slices that sum to 1 along another axis than the expected ones;
 * **shifted**: the expected result moved by one position along an axis (off by one);
 * **prefix**: right on the first rows along an axis, wrong from some row on;
-* **order**: exactly the expected values, in another order.
+* **reversed**, **order**: exactly the expected values, reversed along an axis or in
+  another order;
+* **stale**, **counts calls**: an object's attribute that a call did not change, or
+  that counts the calls (a cache after each append).
 
 Every relation works on data only (arrays, tensors, numbers, tuples), so it says the same
 in a notebook and at grading. A relation states a fact about the two results and never
@@ -46,6 +49,10 @@ class Relation:
 
     kind: str
     text: str
+    # What must hold on every failing case for the relation to count (the kind, and the
+    # named factor, the axis or the direction): a factor that only one case shows is
+    # coincidence, not the mistake.
+    key: str = ""
 
 
 def _array(x) -> np.ndarray | None:
@@ -100,6 +107,12 @@ def _factors(quantities: dict[str, float]) -> list[tuple[float, str, str]]:
                                            f"(or by {name} twice) gives"),
                 (q, name, f"is the division by {name} missing?"),
                 (1 / q, f"1/{name}", f"is there one division by {name} too many?")]
+        for other, y in quantities.items():
+            if other != name and not other.startswith("√"):
+                out += [(q / math.sqrt(y), f"{name}/√{other}",
+                         f"that is what dividing by √{other} instead of {name} gives"),
+                        (q / y, f"{name}/{other}",
+                         f"that is what dividing by {other} instead of {name} gives")]
     for name, q in quantities.items():
         if not name.startswith("√"):
             out += [(q, name, ""), (1 / q, f"1/{name}", ""), (math.sqrt(q), f"√{name}", ""),
@@ -109,23 +122,30 @@ def _factors(quantities: dict[str, float]) -> list[tuple[float, str, str]]:
 
 
 def _scale(got, want, tol, quantities) -> Relation | None:
+    if want.shape != got.shape:
+        return None
     finite = np.isfinite(want) & np.isfinite(got)
-    if want.shape != got.shape or not finite.all() or not np.any(np.abs(want) > tol.atol(want)):
+    if not finite.all() or not np.any(np.abs(want) > tol.atol(want)):
         return None
     c = float(np.dot(got.ravel(), want.ravel()) / np.dot(want.ravel(), want.ravel()))
     if not np.isfinite(c) or c <= 0 or abs(c - 1) < 1e-6 or \
             not _close(got, c * want, _loose(tol)):
         return None  # (a negative factor: the sign relation says it more simply)
+    distinct = np.unique(np.abs(want[np.abs(want) > tol.atol(want)])).size
+    if distinct < 2:  # any two single numbers are in some ratio
+        return None
     for factor, how, why in _factors(quantities):
         if abs(c - factor) <= 1e-6 * max(1.0, factor):
             value = _num(c) if how == _num(c) else f"{_num(c)} = {how}"
             tail = f": {why}." if why and not why.endswith("?") else (f". {why[0].upper()}"
                                                                       f"{why[1:]}" if why else ".")
             return Relation("scale", f"every entry of yours is {value} times the expected "
-                                     f"one{tail}")
+                                     f"one{tail}", f"scale:{how}")
+    if distinct < 3:
+        return None
     return Relation("scale", f"every entry of yours is {_num(c)} times the expected one. "
                              f"Look for a factor (a scale, a division) applied once too often "
-                             f"or not at all.")
+                             f"or not at all.", "scale:?")
 
 
 # ----------------------------------------------------------------------------- shapes and axes
@@ -147,7 +167,7 @@ def _axes(got, want, tol) -> Relation | None:
                 what = f"with its axes in the order {perm}"
             return Relation("axes", f"your result holds the expected values, {what} "
                                     f"(shape {shape_str(got.shape)}, expected "
-                                    f"{shape_str(want.shape)}).")
+                                    f"{shape_str(want.shape)}).", f"axes:{perm}")
     return None
 
 
@@ -167,7 +187,7 @@ def _normalised(got, want, tol) -> Relation | None:
     a, b = mine[0] - got.ndim, theirs[0] - want.ndim
     return Relation("normalised", f"your result sums to 1 along axis {a}, but the expected one "
                                   f"sums to 1 along axis {b}: you normalise over the wrong "
-                                  f"axis.")
+                                  f"axis.", f"normalised:{a}")
 
 
 def _shifted(got, want, tol) -> Relation | None:
@@ -184,15 +204,23 @@ def _shifted(got, want, tol) -> Relation | None:
         if _close(got[late], want[early], loose) and not _close(got[early], want[early], loose):
             return Relation("shifted", f"your result is the expected one moved one position "
                                        f"later along axis {ax - want.ndim}: position i holds "
-                                       f"what belongs at i - 1. Off by one?")
+                                       f"what belongs at i - 1. Off by one?",
+                            f"shifted:{ax - want.ndim}:later")
         if _close(got[early], want[late], loose) and not _close(got[late], want[late], loose):
             return Relation("shifted", f"your result is the expected one moved one position "
                                        f"earlier along axis {ax - want.ndim}: position i holds "
-                                       f"what belongs at i + 1. Off by one?")
+                                       f"what belongs at i + 1. Off by one?",
+                            f"shifted:{ax - want.ndim}:earlier")
     return None
 
 
-def _prefix(got, want, tol) -> Relation | None:
+def _named(k: int, quantities: dict[str, float]) -> str:
+    """`` (= block)`` when ``k`` is one of the case's quantities, else ""."""
+    names = [n for n, q in quantities.items() if not n.startswith("√") and q == k]
+    return f" (= {names[0]})" if names else ""
+
+
+def _prefix(got, want, tol, quantities) -> Relation | None:
     """Right on the first k positions along an axis, wrong from position k on (or the
     other way round)."""
     if got.shape != want.shape or got.ndim < 1:
@@ -207,16 +235,68 @@ def _prefix(got, want, tol) -> Relation | None:
             continue
         k = right.index(False)
         if k > 0 and not any(right[k:]):
-            rows = f"position 0" if k == 1 else f"positions 0 to {k - 1}"
+            rows = "position 0" if k == 1 else f"positions 0 to {k - 1}"
             return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are right "
-                                      f"and every position from {k} on is wrong: what changes "
-                                      f"at position {k}?")
+                                      f"and every position from {k}{_named(k, quantities)} on "
+                                      f"is wrong: what changes at position {k}?",
+                            f"prefix:{ax - want.ndim}")
         first = right.index(True)
         if first > 0 and all(right[first:]):
             rows = f"position {n - 1}" if first == n - 1 else f"positions {first} to {n - 1}"
             return Relation("prefix", f"along axis {ax - want.ndim}, positions 0 to {first - 1} "
                                       f"of yours are wrong and {rows} are right: what differs "
-                                      f"before position {first}?")
+                                      f"before position {first}{_named(first, quantities)}?",
+                            f"suffix:{ax - want.ndim}")
+    return None
+
+
+def _reversed(got, want, tol) -> Relation | None:
+    if got.shape != want.shape:
+        return None
+    for ax in range(want.ndim):
+        if want.shape[ax] > 1 and _close(got, np.flip(want, axis=ax), tol) and \
+                not _close(want, np.flip(want, axis=ax), tol):
+            return Relation("reversed", f"your result is the expected one in reverse order "
+                                        f"along axis {ax - want.ndim}: the newest first where "
+                                        f"the oldest should be, or a loop run backwards.",
+                            f"reversed:{ax - want.ndim}")
+    return None
+
+
+def _steps(got, want, tol, quantities) -> Relation | None:
+    """An object's attributes after each call (a list of dicts, one per call): a value
+    that did not change with a call, a count that counts calls, or a relation inside
+    the first call that differs."""
+    if isinstance(got, dict) and isinstance(want, dict) and list(got) == list(want) and \
+            len(want) > 1 and all(isinstance(x, dict) for x in [*got.values(), *want.values()]):
+        labels = [str(k) for k in want]
+        got, want = list(got.values()), list(want.values())
+    elif isinstance(got, list) and isinstance(want, list) and len(got) == len(want) and \
+            all(isinstance(x, dict) for x in got + want):
+        labels = [f"after call {k + 1}" for k in range(len(want))]
+    else:
+        return None
+    for k, (mine, theirs) in enumerate(zip(got, want)):
+        for attr, value in theirs.items():
+            if attr not in mine or difference(value, mine[attr], tol) is None:
+                continue
+            call = labels[k]
+            if k > 0 and attr in got[k - 1] and difference(got[k - 1][attr], mine[attr], tol) \
+                    is None and difference(want[k - 1][attr], value, tol) is not None:
+                return Relation("stale", f"{call}, your {attr} is what it was before that call: "
+                                         f"the call should change it, and yours does not.",
+                                f"stale:{attr}")
+            number = _array(mine[attr])
+            if number is not None and number.size == 1 and float(number.ravel()[0]) == k + 1:
+                return Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number of "
+                                                f"calls so far; the expected {attr} counts "
+                                                f"something else.", f"calls:{attr}")
+            found = relate(value, mine[attr], tol, quantities)
+            if found is None:
+                return None
+            return Relation(found.kind, f"{call}, in {attr}, {found.text}",
+                            f"{found.key or found.kind}:{attr}")
+        return None
     return None
 
 
@@ -346,6 +426,9 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     swapped = _swapped(got, expected, tol, outputs)
     if swapped is not None:
         return swapped
+    stepped = _steps(to_numpy(got), to_numpy(expected), tol, quantities)
+    if stepped is not None:
+        return stepped
     e, g = to_numpy(expected), to_numpy(got)
     if isinstance(e, dict) and isinstance(g, dict) and set(e) <= set(g):
         pairs = [(str(k), e[k], g[k]) for k in e]
@@ -360,7 +443,8 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
                 found = relate(want, mine, tol, quantities)
                 if found is None:
                     return None
-                return Relation(found.kind, f"in {name}, {found.text}")
+                return Relation(found.kind, f"in {name}, {found.text}",
+                                f"{found.key or found.kind}:{name}")
         return None
     typed = _type(got, expected, tol)
     if typed is not None:
@@ -375,8 +459,10 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     for test in (lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
                  lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
                  lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
-                 lambda: _order(mine, want, tol), lambda: _prefix(mine, want, tol)):
-        found = test()
+                 lambda: _reversed(mine, want, tol), lambda: _order(mine, want, tol),
+                 lambda: _prefix(mine, want, tol, quantities)):
+        with np.errstate(all="ignore"):
+            found = test()
         if found is not None:
             return found
     return None

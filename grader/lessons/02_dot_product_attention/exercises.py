@@ -497,6 +497,7 @@ def self_attention_calls(X, W_q, W_k, W_v):
 
 register(Exercise(
     name="self_attention",
+    outputs=("output", "weights"),
     reference=ref.self_attention,
     calls=self_attention_calls,
     cases=self_cases,

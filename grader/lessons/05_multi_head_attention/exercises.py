@@ -54,9 +54,21 @@ def _seeded_weights(d_model: int, seed: int, rows: int) -> tuple[np.ndarray, np.
 
 
 def _show(array: np.ndarray, indent: str) -> str:
+    """``array`` on one line where it fits in 100 characters, else row by row."""
     text = np.array2string(array, precision=3, suppress_small=True, separator=", ",
                            max_line_width=88 - len(indent), threshold=40, edgeitems=2)
+    one = " ".join(text.split()).replace("[ ", "[")
+    if len(indent) + len(one) <= 100:
+        return indent + one
     return "\n".join(indent + line for line in text.splitlines())
+
+
+def _beside(array: np.ndarray, pad: str) -> str:
+    """`` value`` on its label's line where it fits, else on the lines below."""
+    shown = _show(array, pad + "  ")
+    if "\n" in shown:
+        return f"\n{shown}"
+    return f" {shown.strip()}" if len(shown) < 80 else f"\n{shown}"
 
 
 def module_state(d_model: int, seed: int) -> dict[str, np.ndarray]:
@@ -76,7 +88,7 @@ def module_text(d_model: int, n_heads: int, seed: int | None = None, show=()) ->
     text += f" with the check's weights (seed {seed})"
     state, pad = module_state(d_model, seed), "      "
     for name in show:
-        text += f"\n{pad}{name}.weight =\n{_show(state[f'{name}.weight'], pad + '  ')}"
+        text += f"\n{pad}{name}.weight ={_beside(state[f'{name}.weight'], pad)}"
     return text
 
 
@@ -115,17 +127,13 @@ def torch_fixture(d_model: int, n_heads: int, seed: int, batch_first: bool = Tru
     if not batch_first:
         return Fixture("torch_mha", params, call)
     d, pad = d_model, "      "
-    describe = "\n".join([
-        f"{call}, with",
-        f"{pad}in_proj_weight (rows 0:{d} query, {d}:{2 * d} key, {2 * d}:{3 * d} value) =",
-        _show(w_in, pad + "  "),
-        f"{pad}in_proj_bias =",
-        _show(b_in, pad + "  "),
-        f"{pad}out_proj.weight =",
-        _show(w_out, pad + "  "),
-        f"{pad}out_proj.bias =",
-        _show(b_out, pad + "  "),
-    ])
+    blocks = [f"{pad}in_proj_weight rows {i * d}:{(i + 1) * d} ({part}) ="
+              f"{_beside(w_in[i * d:(i + 1) * d], pad)}"
+              for i, part in enumerate(("query", "key", "value"))]
+    describe = "\n".join([f"{call}, with", *blocks,
+                          f"{pad}in_proj_bias ={_beside(b_in, pad)}",
+                          f"{pad}out_proj.weight ={_beside(w_out, pad)}",
+                          f"{pad}out_proj.bias ={_beside(b_out, pad)}"])
     return Fixture("torch_mha", params, describe)
 
 

@@ -396,8 +396,11 @@ def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
     for i, (k, v) in enumerate(appends, 1):
         what = "one position" if np.ndim(k) == 1 else f"a block of {len(k)} positions"
         lines.append(f"cache.append(k, v)    # call {i}, {what}:")
-        lines.append(f"    k = {_show(k, 10)}")
-        lines.append(f"    v = {_show(v, 10)}")
+        shown_k, shown_v = _show(k, 10), _show(v, 10)
+        if "\n" in shown_k or "\n" in shown_v or len(shown_k) + len(shown_v) > 70:
+            lines += [f"    k = {shown_k}", f"    v = {shown_v}"]
+        else:  # one line for a small pair
+            lines.append(f"    k = {shown_k}, v = {shown_v}")
     lines.append("after each call the check reads cache.keys, cache.values and len(cache)")
     return {"args": [], "kwargs": {}, "calls": [["append", [k, v]] for k, v in appends],
             "describe": "\n  ".join(lines), "label": "cache"}
