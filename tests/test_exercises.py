@@ -17,6 +17,7 @@ from grader import lessons
 from grader.learner import agent, recording
 from grader.learner.checks import LocalSubject
 from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
 from grader.recording_compare import file_differences
 from conftest import message_difference
 from sources import handed_over, solution_fragments
@@ -50,7 +51,6 @@ def live(name, answer, hidden=False):
     return judge(exp, LocalSubject(answer, exp.info.driver, name))
 
 
-MODULE_LINES = 25  # a module exercise's failure message stays under this many lines (issue 14)
 
 
 def answer_of(mis):
@@ -78,8 +78,7 @@ def test_misconception_is_rejected_with_its_own_message(ex, mis, hidden):
     diagnosis = verdict.message.index("Diagnosis:")
     for later in ("Smallest input", "It raised on this input", "Expected:"):
         assert later not in verdict.message[:diagnosis], f"the diagnosis comes after {later!r}"
-    if ex.driver.get("kind") == "module":
-        assert len(verdict.message.splitlines()) < MODULE_LINES, verdict.message
+    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
     leaked = handed_over(verdict.message, lessons.lesson_of(ex.name))
     assert not leaked, f"the message hands over solution code {leaked}:\n{verdict.message}"
 

@@ -159,7 +159,8 @@ def test_another_lessons_answer_given_in_a_notebook_is_found(tmp_path):
 # What the README ("The kit") says a recording holds, per exercise; nothing else may be there.
 RECORDED = {
     "exercise": {"info", "hidden", "cases", "expected", "mistakes", "stand_ins"},
-    "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses"},
+    "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses",
+             "outputs"},
     "mistake": {"name", "message", "outcomes"},
 }
 

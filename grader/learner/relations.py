@@ -296,7 +296,6 @@ def _steps(got, want, tol, quantities) -> Relation | None:
                 return None
             return Relation(found.kind, f"{call}, in {attr}, {found.text}",
                             f"{found.key or found.kind}:{attr}")
-        return None
     return None
 
 

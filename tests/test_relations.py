@@ -1,0 +1,201 @@
+"""Relations (grader/learner/relations.py) and the engine's use of them: each relation is
+fed a result it must name and one it must not, and the engine is shown deciding from
+data, never from the words of a note or a message."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+from grader import lessons
+from grader.learner.cases import Case, ErrorInfo, ExerciseInfo, Expectations, Outcome
+from grader.learner.checks import LocalSubject
+from grader.learner.compare import FLOAT32, FLOAT64
+from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
+from grader.learner.relations import relate
+from grader.learner.standin import MISMATCH
+
+RNG = np.random.default_rng(5)
+SCORES = RNG.normal(size=(3, 4))
+Q4 = {"√d_k": 2.0, "d_k": 4, "T_k": 4}
+
+
+def kind(expected, got, **kw):
+    found = relate(expected, got, kw.pop("tol", FLOAT64), **kw)
+    return (found.kind, found.text) if found else (None, "")
+
+
+def test_a_factor_that_is_a_quantity_of_the_case_is_named():
+    k, text = kind(SCORES, SCORES * 4, quantities=Q4)
+    assert k == "scale" and "4 = d_k" in text and "multiplying by √d_k" in text
+    k, text = kind(SCORES, SCORES * 2, quantities=Q4)
+    assert k == "scale" and "2 = √d_k" in text and "division by √d_k missing" in text
+    k, text = kind(SCORES, SCORES / 2, quantities=Q4)
+    assert "1/√d_k" in text
+    k, text = kind(SCORES, SCORES * 1.37, quantities=Q4)
+    assert k == "scale" and "1.37 times" in text and "d_k" not in text
+
+
+def test_no_scale_is_claimed_from_one_number_or_a_result_that_is_not_proportional():
+    assert kind(np.array([2.0]), np.array([8.0]), quantities=Q4)[0] is None
+    assert kind(3.0, 12.0, quantities=Q4)[0] is None
+    noisy = SCORES * 4 + RNG.normal(size=SCORES.shape) * 0.1
+    assert kind(SCORES, noisy, quantities=Q4)[0] is None
+
+
+def test_axes_reversed_shifted_and_reordered_values_are_named():
+    assert kind(SCORES, SCORES.T)[0] == "axes"
+    cube = RNG.normal(size=(2, 3, 4))
+    k, text = kind(cube, np.swapaxes(cube, 0, 1))
+    assert k == "axes" and "axes 0 and 1 swapped" in text
+    assert kind(SCORES, SCORES[::-1])[0] == "reversed"
+    rows = RNG.normal(size=(5, 2))
+    later = np.vstack([RNG.normal(size=(1, 2)), rows[:-1]])
+    assert kind(rows, later)[0] == "shifted"
+    shuffled = SCORES.ravel()[RNG.permutation(SCORES.size)].reshape(SCORES.shape)
+    assert kind(SCORES, shuffled)[0] == "order"
+    assert kind(SCORES, SCORES + RNG.normal(size=SCORES.shape))[0] is None
+
+
+def test_weights_normalised_along_the_wrong_axis_are_named():
+    x = np.exp(RNG.normal(size=(3, 3)))
+    rows, cols = x / x.sum(-1, keepdims=True), x / x.sum(0, keepdims=True)
+    k, text = kind(rows, cols)
+    assert k == "normalised" and "axis -2" in text and "axis -1" in text
+    assert kind(rows, rows * 0.9 + 0.1 / 3)[0] != "normalised"
+
+
+def test_a_prefix_that_is_right_is_named_with_the_block_size():
+    want = RNG.normal(size=(6, 2))
+    got = want.copy()
+    got[4:] += 1.5 * np.array([[1.0, -2.0], [0.5, 3.0]])
+    k, text = kind(want, got, quantities={"block": 4})
+    assert k == "prefix" and "from 4 (= block) on" in text
+
+
+def test_sign_offset_and_nan_are_named():
+    assert kind(SCORES, -SCORES)[0] == "sign"
+    assert kind(SCORES, SCORES + 0.75)[0] == "offset"
+    bad = SCORES.copy()
+    bad[1, 2] = np.nan
+    k, text = kind(SCORES, bad)
+    assert k == "nan" and "(1, 2)" in text
+
+
+def test_swapped_outputs_are_named_by_their_names():
+    k, text = kind((2.0, 1.5), (1.5, 2.0), outputs=("m", "s"))
+    assert k == "swapped" and "(s, m)" in text and "(m, s)" in text
+    assert kind((2.0, 1.5), (2.0, 1.7), outputs=("m", "s"))[0] is None
+
+
+def test_the_right_numbers_of_the_wrong_type_are_named():
+    exact = np.array([[Fraction(1, 3), Fraction(2, 3)]], dtype=object)
+    k, text = kind(exact, np.array([[1 / 3, 2 / 3]]))
+    assert k == "type" and "Fraction" in text
+    assert kind(exact, np.array([[0.3, 0.7]]))[0] is None
+    assert kind(0.25, torch.tensor(0.25))[0] == "type"
+    assert kind(0.25, torch.tensor(0.5))[0] is None
+    k, text = kind(SCORES.astype(np.float32), SCORES, tol=FLOAT32)
+    assert k == "type" and "float64" in text
+
+
+def test_a_cache_that_an_append_does_not_change_is_named():
+    want = {"after call 1": {"keys": np.ones((1, 2)), "len": 1},
+            "after call 2": {"keys": np.ones((2, 2)), "len": 2}}
+    stale = {"after call 1": {"keys": np.ones((1, 2)), "len": 1},
+             "after call 2": {"keys": np.ones((1, 2)), "len": 1}}
+    k, text = kind(want, stale)
+    assert k == "stale" and "after call 2" in text
+    counts = [{"len": 1}, {"len": 2}]
+    assert kind([{"len": 2}, {"len": 5}], counts)[0] == "counts calls"
+    assert kind([{"len": 2}, {"len": 5}], [{"len": 3}, {"len": 4}])[0] is None
+
+
+def live(name, source):
+    space = {}
+    exec(compile("import numpy as np\n" + source, f"<{name}>", "exec"), space)
+    exp = lessons.expectations(name, False)
+    return judge(exp, LocalSubject(space[name], exp.info.driver, name))
+
+
+def test_scores_multiplied_by_the_scale_are_told_so_in_a_short_message():
+    verdict = live("attention_scores", "def attention_scores(Q, K):\n"
+                   "    return Q @ np.swapaxes(K, -1, -2) * np.sqrt(K.shape[-1])\n")
+    assert not verdict.passed and verdict.relation == "scale" and not verdict.mistake
+    assert "= d_k times the expected one" in verdict.message
+    lines = verdict.message.splitlines()
+    assert lines.index("Diagnosis: " + lines[2][len("Diagnosis: "):]) == 2
+    assert len(lines) < MESSAGE_LINES
+
+
+def test_a_nan_names_the_line_of_the_learners_code_that_makes_it():
+    space = {}
+    exec(compile("import numpy as np\n"
+                 "def weights(x):\n"
+                 "    e = np.exp(x)\n"
+                 "    return e / e.sum()\n", "<weights>", "exec"), space)
+    x = np.array([1000.0, 1.0, 999.0])
+    want = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
+    exp = Expectations(ExerciseInfo("weights", ("x",)), False, [Case((x,))], [Outcome(want)], [])
+    with np.errstate(all="ignore"):
+        verdict = judge(exp, LocalSubject(space["weights"], exp.info.driver, "weights"))
+    assert verdict.relation == "nan", verdict.message
+    assert "The first one is made at line 3 of your code" in verdict.message
+    assert "overflow" in verdict.message
+
+
+def test_a_relation_true_on_one_case_only_is_not_claimed():
+    # Scaled by 4 on the smallest case only: a coincidence of one case, not the mistake.
+    verdict = live("attention_scores", """def attention_scores(Q, K):
+    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(K.shape[-1])
+    return S * 4 if S.size <= 3 else S + 1
+""")
+    assert not verdict.passed and verdict.relation == ""
+
+
+def test_a_case_note_never_decides_the_diagnosis():
+    info = ExerciseInfo("f", ("x",))
+    cases = [Case((np.arange(3.0),), note="large values: this note says large")]
+    exp = Expectations(info, False, cases, [Outcome(np.arange(3.0))], [])
+
+    class Shifted:
+        def problem(self): return ""
+        def run(self, cases): return [Outcome(np.arange(3.0) + np.array([0.0, 0.0, 5.0]))]
+        def scan(self, rules): return [], set()
+        def helper_passes(self, name): return None
+
+    verdict = judge(exp, Shifted())
+    assert "overflow" not in verdict.message and "small numbers" not in verdict.message
+
+
+def test_the_helper_of_a_mismatch_is_read_from_data_not_from_its_message():
+    info = ExerciseInfo("g", ("x",))
+    case = Case((np.ones(2),))
+    exp = Expectations(info, False, [case], [Outcome(np.ones(2))], [],
+                       [{"softmax": {"params": ["x"], "salt": "", "entries": [], "calls": []}}])
+
+    class Composite:
+        def __init__(self): self.runs = 0
+        def problem(self): return ""
+        def scan(self, rules): return [], set()
+        def helper_passes(self, name): return False
+
+        def run(self, cases):
+            self.runs += 1
+            if self.runs == 1:
+                return [Outcome(np.zeros(2))]
+            # The message starts with another name and a "(": only the field names it.
+            return [Outcome(error=ErrorInfo(MISMATCH, "decoy(array 2) is called", "", "softmax"))]
+
+    verdict = judge(exp, Composite())
+    assert "gives softmax an input" in verdict.message and "gives decoy" not in verdict.message
+    assert verdict.raised_by == "softmax" and verdict.stood_in == ("softmax",)
+
+
+@pytest.mark.parametrize("name", ["attention_scores", "scaled_dot_product_attention"])
+def test_a_right_answer_gets_no_relation(name):
+    ref = lessons.get(name).reference
+    exp = lessons.expectations(name, False)
+    verdict = judge(exp, LocalSubject(ref, exp.info.driver, name))
+    assert verdict.passed and verdict.relation == "" and verdict.mistake == ""
