@@ -5,7 +5,7 @@ difference is, whatever the mistake behind it. Each relation below is tried, in 
 the smallest failing case, and the first that holds is the message's diagnosis:
 
 * **type**: the right numbers of the wrong type (floats for Fractions, an array or a
-  tensor for a number, float64 for float32);
+  tensor for a number, float64 for float32, numbers for a mask);
 * **swapped**: an entry of a tuple result holds another entry's expected value;
 * **nan**: NaN or inf where the expected result is finite (the check then asks the
   learner's code where the first one is made: ``FIRST_BAD_NUMBER``);
@@ -13,6 +13,8 @@ the smallest failing case, and the first that holds is the message's diagnosis:
   case's quantities (``Case.quantities``), its square root, square or inverse, or 2;
 * **sign**, **offset**: the expected result negated, or moved by a constant;
 * **axes**: the expected values with two axes swapped (transposed);
+* **diagonal**: entries that differ only on one diagonal (j = i, j = i + 1);
+* **inverted**: a mask True exactly where the expected one is False;
 * **normalised**: slices that sum to 1 along another axis than the expected ones;
 * **shifted**: the expected result moved by one position along an axis (off by one);
 * **prefix**: right on the first rows along an axis, wrong from some row on;
@@ -56,7 +58,8 @@ class Relation:
 
 
 def _array(x) -> np.ndarray | None:
-    """``x`` as a float64 array, if it holds plain numbers (not Fractions, not bools)."""
+    """``x`` as a float64 array, if it holds numbers: floats, ints, Fractions (exact
+    values, read as the nearest floats) or a mask (True as 1)."""
     x = to_numpy(x)
     if isinstance(x, (bool, np.bool_, str)) or x is None:
         return None
@@ -64,7 +67,10 @@ def _array(x) -> np.ndarray | None:
         a = np.asarray(x)
     except (TypeError, ValueError):
         return None
-    if a.dtype.kind not in "iuf":
+    if a.dtype == object and a.size and all(isinstance(v, (Fraction, int)) and
+                                            not isinstance(v, bool) for v in a.flat):
+        return np.array([float(v) for v in a.flat]).reshape(a.shape)
+    if a.dtype.kind not in "biuf":
         return None
     return a.astype(np.float64)
 
@@ -299,6 +305,40 @@ def _steps(got, want, tol, quantities) -> Relation | None:
     return None
 
 
+def _diagonal(got, want, tol) -> Relation | None:
+    """Entries that differ all on one diagonal of the last two axes (j - i = d): a mask
+    or a weighting that gets a position's relation with itself, or with its neighbour,
+    wrong."""
+    if got.shape != want.shape or got.ndim < 2:
+        return None
+    with np.errstate(all="ignore"):
+        bad = ~np.isclose(got, want, rtol=tol.rtol, atol=tol.atol(want), equal_nan=True)
+    bad = bad.reshape(-1, *want.shape[-2:]).any(axis=0)
+    rows, cols = np.nonzero(bad)
+    if rows.size < 1 or np.unique(cols - rows).size != 1:
+        return None
+    d = int(cols[0] - rows[0])
+    where = {0: "on the diagonal (where a position meets itself, j = i)",
+             1: "just above the diagonal (j = i + 1: a position and the one after it)",
+             -1: "just below the diagonal (j = i - 1: a position and the one before it)"}.get(
+        d, f"on the diagonal j = i {'+' if d > 0 else '-'} {abs(d)}")
+    return Relation("diagonal", f"yours differs from the expected one only {where}, over the "
+                                f"last two axes: check the comparison that decides those "
+                                f"entries (< or <=, and which of i and j comes first).",
+                    f"diagonal:{d}")
+
+
+def _inverted(got, want) -> Relation | None:
+    """A mask that is True exactly where the expected one is False."""
+    g, w = to_numpy(got), to_numpy(want)
+    if isinstance(g, np.ndarray) and isinstance(w, np.ndarray) and g.dtype == bool == w.dtype \
+            and g.shape == w.shape and g.size and np.array_equal(g, ~w):
+        return Relation("inverted", "your mask is True exactly where the expected one is False: "
+                                    "its polarity is inverted. In this course True means *may "
+                                    "attend*.")
+    return None
+
+
 # ----------------------------------------------------------------------------- types
 
 def _fraction_array(x) -> np.ndarray | None:
@@ -330,6 +370,15 @@ def _type(got, want, tol) -> Relation | None:
                                         "anywhere turns the rest into floats).")
         return None
     w, g = to_numpy(want), to_numpy(got)
+    if isinstance(w, np.ndarray) and w.dtype == bool and not isinstance(g, bool):
+        a = _array(g)
+        if a is not None and a.shape == w.shape and np.isin(a, (0.0, 1.0)).all() and \
+                np.array_equal(a.astype(bool), w) and np.asarray(g).dtype != bool:
+            return Relation("type", f"your mask has the right pattern, but it holds numbers "
+                                    f"({np.asarray(g).dtype}) where a boolean array is expected: "
+                                    f"make it with a comparison, or convert it with "
+                                    f"`.astype(bool)`.")
+        return None
     is_number = isinstance(w, (float, int, np.floating, np.integer)) and not isinstance(w, bool)
     if is_number and (isinstance(g, np.ndarray) or type(got).__module__.startswith("torch")):
         a = _array(g)
@@ -398,21 +447,31 @@ def _order(got, want, tol) -> Relation | None:
 def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
     """An entry of a tuple result that holds another entry's expected value."""
     got, want = to_numpy(got), to_numpy(want)
-    if not isinstance(want, tuple) or not isinstance(got, (tuple, list)) or len(got) != len(want):
+    if isinstance(want, dict) and isinstance(got, dict) and list(want) == list(got):
+        names, want, got = [str(k) for k in want], tuple(want.values()), tuple(got.values())
+    elif not isinstance(want, tuple) or not isinstance(got, (tuple, list)) or \
+            len(got) != len(want):
         return None
-    names = list(outputs) if len(outputs) == len(want) else [f"item {i}" for i in range(len(want))]
+    else:
+        names = list(outputs) if len(outputs) == len(want) else \
+            [f"item {i}" for i in range(len(want))]
     for i, j in itertools.permutations(range(len(want)), 2):
         if difference(want[i], got[i], tol) is not None and \
                 difference(want[j], got[i], tol) is None and \
                 difference(want[i], want[j], tol) is not None:
             both = difference(want[i], got[j], tol) is None
+            if both and len(want) > 3:
+                return Relation("swapped", f"your {names[i]} and {names[j]} are swapped: each "
+                                           f"holds the other's expected value.",
+                                f"swapped:{names[i]}:{names[j]}")
             if both:
                 order = ", ".join(names[k] if k not in (i, j) else names[j if k == i else i]
                                   for k in range(len(want)))
                 return Relation("swapped", f"you return ({order}), but the order is "
                                            f"({', '.join(names)}): {names[i]} and {names[j]} "
                                            f"are swapped.")
-            return Relation("swapped", f"your {names[i]} holds the expected {names[j]}.")
+            return Relation("swapped", f"your {names[i]} holds the expected {names[j]}.",
+                            f"holds:{names[i]}:{names[j]}")
     return None
 
 
@@ -422,12 +481,12 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     case, or None. A tuple result is related entry by entry: a swapped pair, else the
     first entry that differs."""
     quantities = quantities or {}
-    swapped = _swapped(got, expected, tol, outputs)
-    if swapped is not None:
-        return swapped
     stepped = _steps(to_numpy(got), to_numpy(expected), tol, quantities)
     if stepped is not None:
         return stepped
+    swapped = _swapped(got, expected, tol, outputs)
+    if swapped is not None:
+        return swapped
     e, g = to_numpy(expected), to_numpy(got)
     if isinstance(e, dict) and isinstance(g, dict) and set(e) <= set(g):
         pairs = [(str(k), e[k], g[k]) for k in e]
@@ -445,7 +504,7 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
                 return Relation(found.kind, f"in {name}, {found.text}",
                                 f"{found.key or found.kind}:{name}")
         return None
-    typed = _type(got, expected, tol)
+    typed = _type(got, expected, tol) or _inverted(g, e)
     if typed is not None:
         return typed
     want, mine = _array(e), _array(g)
@@ -458,6 +517,7 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     for test in (lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
                  lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
                  lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
+                 lambda: _diagonal(mine, want, tol),
                  lambda: _reversed(mine, want, tol), lambda: _order(mine, want, tol),
                  lambda: _prefix(mine, want, tol, quantities)):
         with np.errstate(all="ignore"):
