@@ -1,6 +1,9 @@
 """Running the held-out answers (tests/heldout_answers.py) through their checks, and
 reading whether each message names the learner's mistake.
 
+A wrong answer is *named* when every pattern written for its mistake matches the
+message's diagnosis (:func:`names`).
+
 An answer's source runs in a module of its own, registered as a notebook registers its
 cells (in ``sys.modules`` for its classes, in ``linecache`` for its source), so the check
 finds the learner's helpers and reads the learner's code as it does in a notebook. The
@@ -16,6 +19,7 @@ import types
 from dataclasses import asdict, dataclass
 
 from heldout_answers import RIGHT, WRONG, Right, Wrong
+from sources import YOUR_LINE
 
 # Where a message stops diagnosing and starts showing the input.
 DIAGNOSIS_ENDS = ("Smallest input", "It raised on this input", "Input:")
@@ -45,8 +49,10 @@ def diagnosis(message: str) -> str:
 
 
 def names(message: str, groups: tuple[str, ...]) -> bool:
-    """Whether every pattern of ``groups`` matches, ignoring case, in the diagnosis."""
-    text = diagnosis(message)
+    """Whether every pattern of ``groups`` matches, ignoring case, in the diagnosis. The
+    learner's own line, quoted back ("at line 5 of your code: ..."), is left out: their
+    code tells them nothing about their mistake."""
+    text = YOUR_LINE.sub("", diagnosis(message))
     return all(re.search(group, text, re.IGNORECASE) for group in groups)
 
 
@@ -93,7 +99,14 @@ def measure(answer: Wrong | Right) -> Result:
 
 def measure_all(answers=None) -> list[Result]:
     """Every answer of the set (or of ``answers``), measured in order."""
+    import warnings
+
+    import numpy as np
+
     from grader.learner.env import quiet
 
-    with quiet():
+    # The wrong answers' own arithmetic warns (NaN from an empty row, overflow): the check
+    # says so in its message, which is what is measured.
+    with quiet(), warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
         return [measure(a) for a in (answers if answers is not None else [*WRONG, *RIGHT])]

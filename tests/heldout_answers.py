@@ -126,6 +126,8 @@ from courseware.long_attention import (
 SOFTMAX = """
 def softmax(x, axis=-1):
     x = as_array(x, "x", min_ndim=1)
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"axis must be an integer from {-x.ndim} to {x.ndim - 1}")
     shifted = x - x.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e / e.sum(axis=axis, keepdims=True)
@@ -237,7 +239,8 @@ def masked_softmax(scores, mask):
 
 MASKED_ATTENTION_HEAD = """
 def masked_attention(Q, K, V, mask=None):
-    Q, K, V = as_array(Q, "Q", min_ndim=2), as_array(K, "K", min_ndim=2), as_array(V, "V", min_ndim=2)
+    Q, K = as_array(Q, "Q", min_ndim=2), as_array(K, "K", min_ndim=2)
+    V = as_array(V, "V", min_ndim=2)
     if Q.shape[-1] != K.shape[-1]:
         raise ValueError(f"Q and K must share d_k, got shapes {Q.shape} and {K.shape}")
     if K.shape[-2] != V.shape[-2]:
@@ -254,7 +257,8 @@ LENGTHS_HEAD = """
 HEADS = """
 def split_heads(x, n_heads):
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor [B, T, d_model], got {getattr(x, 'shape', type(x))}")
+        raise ValueError(f"x must be a tensor [B, T, d_model], "
+                         f"got {getattr(x, 'shape', type(x))}")
     B, T, d_model = x.shape
     if n_heads <= 0 or d_model % n_heads:
         raise ValueError(f"n_heads = {n_heads} does not divide d_model = {d_model}")
@@ -263,7 +267,8 @@ def split_heads(x, n_heads):
 
 def merge_heads(x):
     if not isinstance(x, torch.Tensor) or x.dim() != 4:
-        raise ValueError(f"x must be a tensor [B, h, T, d_head], got {getattr(x, 'shape', type(x))}")
+        raise ValueError(f"x must be a tensor [B, h, T, d_head], "
+                         f"got {getattr(x, 'shape', type(x))}")
     B, h, T, d_head = x.shape
     return x.transpose(1, 2).reshape(B, T, h * d_head)
 """
@@ -271,7 +276,8 @@ def merge_heads(x):
 SPLIT_HEAD = """
 def split_heads(x, n_heads):
     if not isinstance(x, torch.Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor [B, T, d_model], got {getattr(x, 'shape', type(x))}")
+        raise ValueError(f"x must be a tensor [B, T, d_model], "
+                         f"got {getattr(x, 'shape', type(x))}")
     B, T, d_model = x.shape
     if n_heads <= 0 or d_model % n_heads:
         raise ValueError(f"n_heads = {n_heads} does not divide d_model = {d_model}")
@@ -280,7 +286,8 @@ def split_heads(x, n_heads):
 MERGE_HEAD = """
 def merge_heads(x):
     if not isinstance(x, torch.Tensor) or x.dim() != 4:
-        raise ValueError(f"x must be a tensor [B, h, T, d_head], got {getattr(x, 'shape', type(x))}")
+        raise ValueError(f"x must be a tensor [B, h, T, d_head], "
+                         f"got {getattr(x, 'shape', type(x))}")
     B, h, T, d_head = x.shape
 """
 
@@ -558,8 +565,8 @@ def batched_matmul(A, B):
         raise ValueError(f"A has {A.shape[-1]} columns but B has {B.shape[-2]} rows")
     return np.einsum("bnk,bkm->bnm", A, B)
 """,
-          (r"broadcast|2-?d|two axes|one matrix|single matrix|no batch ax|without a batch|"
-           r"batch ax[ie]s|\[n, ?k\]",)),
+          (r"broadcast|batch", r"einsum|\[n, ?k\]|2-?d|no batch ax|without a batch|single matrix|"
+                             r"one matrix")),
     Wrong("01-einsum-k-not-transposed", "einsum_scores",
           "writes K's subscripts as 'dk', reading K as [d, T_k]: the product Q K, not Q Kᵀ",
           L01 + """
@@ -582,7 +589,8 @@ def einsum_scores(Q, K):
         raise ValueError(f"Q and K must share their last axis, got {Q.shape} and {K.shape}")
     return np.einsum("bqd,bkd->bqk", Q, K)
 """,
-          (r"\.\.\.|ellipsis|any number of|batch ax[ie]s|leading ax|2-?d|three ax|3-?d",)),
+          (r"\.\.\.|ellipsis|any number of (batch|leading)|one batch ax|exactly one|2-?d|3-?d|"
+           r"three ax|two batch ax",)),
     Wrong("01-convex-nan-slips", "weighted_average_rows",
           "checks sums and signs with comparisons that are False for NaN, so a NaN weight "
           "passes the checks",
@@ -614,7 +622,7 @@ def weighted_average_rows(W, V):
     return W @ V
 """,
           (r"sum", r"too large|more than 1|above 1|greater than 1|exceed|over 1|larger than 1|"
-                   r"> ?1\b")),
+                   r"> ?1\b|sums? to (1\.\d*[1-9]|[2-9])")),
 
     # ------------------------------------------------------------------ 02_dot_product_attention
     Wrong("02-softmax-unstable", "softmax",
@@ -749,7 +757,7 @@ def self_attention(X, W_q, W_k, W_v):""" + SELF_ATTENTION_CHECKS + """\
     V = X @ W_k
     return scaled_dot_product_attention(Q, K, V)
 """,
-          (r"W_v|values?", r"W_k|keys?")),
+          (r"W_v|values?", r"W_k|key (matrix|projection|weights)")),
     Wrong("02-one-query-no-scale", "attend_one_query",
           "forgets to divide each score by √d_k",
           L02 + """
@@ -768,7 +776,8 @@ def attend_one_query(q, K, V):
         result += exps[i] / total * V[i]
     return result
 """,
-          (r"scal|√|sqrt|d_k", r"\bno\b|without|forg|miss|omit|never|unscaled")),
+          (r"scal|√|sqrt|d_k",
+           r"\bno\b|not scaled|not divided|without|forg|miss|omit|never|unscaled")),
     Wrong("02-one-query-unshifted-total", "attend_one_query",
           "shifts the numerators by the largest score but sums unshifted exponentials in "
           "the denominator, so the weights do not sum to 1",
@@ -891,7 +900,8 @@ def attention_by_hand(X, W_Q, W_K, W_V):""" + BY_HAND_CHECKS + """\
     Z = A @ V.T
     return {"Q": Q, "K": K, "V": V, "scores": scores, "scaled": scaled, "A": A, "Z": Z}
 """,
-          (r"V ?@? ?A|A ?@? ?V|order of the product|other way round|column reading|transpos",)),
+          (r"\bV ?@? ?A\b|\bA ?@? ?V\b|order of the product|other way round|column reading|"
+           r"transpos",)),
     Wrong("03-by-hand-args-swapped", "attention_by_hand",
           "calls key_query_scores(Q, K), so the scores are Qᵀ K: transposed",
           L03 + BY_HAND_HELPERS + """
@@ -949,7 +959,8 @@ def causal_mask(T):
     T = positive_int(T, "T")
     return np.tril(np.ones((T, T), dtype=bool), k=-1)
 """,
-          (r"diagonal|itself|j ?<=? ?i|off by one|shift|strict",)),
+          (r"itself|j ?(<=|≤)? ?i|off by one|shift|strict|(leaves?|left) out the diagonal|"
+           r"without the diagonal|exclud\w* the diagonal",)),
     Wrong("04-causal-upper", "causal_mask",
           "returns the upper triangle: each query sees itself and the future, not the past",
           L04 + """
@@ -973,8 +984,8 @@ def causal_mask(T):
 def padding_mask(lengths, T):""" + LENGTHS_HEAD + """\
     return np.arange(T)[None, :] <= lengths[:, None]
 """,
-          (r"off by one|one too many|<=|one extra|one more|extra position|position (equal to|==) "
-           r"(the )?length|first padding",)),
+          (r"off by one|one too many|<=|≤|one extra|one more|extra position|position (equal to|==) "
+           r"(the )?length|first padding|one padding position",)),
     Wrong("04-padding-inverted", "padding_mask",
           "returns True at the padding and False at the real tokens",
           L04 + """
@@ -1072,7 +1083,8 @@ def masked_softmax(scores, mask):
     weights = masked_softmax(scores, mask)
     return weights @ V, weights
 """,
-          (r"scal|√|sqrt|d_k", r"\bno\b|without|forg|miss|omit|never|unscaled")),
+          (r"scal|√|sqrt|d_k",
+           r"\bno\b|not scaled|not divided|without|forg|miss|omit|never|unscaled")),
     Wrong("04-masked-attention-none", "masked_attention",
           "passes mask=None straight to masked_softmax, which needs a boolean array",
           L04 + MASKED_SOFTMAX + MASKED_ATTENTION_HEAD + """\
@@ -1272,7 +1284,7 @@ def is_causal(attend, T, d, seed=0):
         weights = torch.softmax(scores, dim=-1)
         return self.w_o(merge_heads(weights @ v)), weights.mean(dim=1)
 """,
-          (r"average|mean|per head|each head|one map per head|head ax[ie]s|\[B, ?h",)),
+          (r"averag|mean|one (map|set of weights) per head|\[B, ?h, ?T",)),
     Wrong("05-mha-with-broken-split", "MultiHeadAttention",
           "a right forward built on the learner's split_heads, which reshapes without the "
           "transpose",
@@ -1280,10 +1292,7 @@ def is_causal(attend, T, d, seed=0):
 def split_heads(x, n_heads):
     B, T, d_model = x.shape
     return x.reshape(B, n_heads, T, d_model // n_heads)
-
-
-def merge_heads(x):
-    B, h, T, d_head = x.shape
+""" + MERGE_HEAD + """\
     return x.transpose(1, 2).reshape(B, T, h * d_head)
 """ + MHA_HEAD + """\
         q = split_heads(self.w_q(query), self.n_heads)
@@ -1295,7 +1304,7 @@ def merge_heads(x):
         weights = torch.softmax(scores, dim=-1)
         return self.w_o(merge_heads(weights @ v)), weights
 """,
-          (r"split_heads",)),
+          (r"split_heads", r"fail|own check|does not pass|transpos")),
     Wrong("05-mha-mask-multiplied", "MultiHeadAttention",
           "multiplies the scores by the mask, so masked scores become 0 instead of -inf",
           L05 + HEADS + MHA_HEAD + """\
@@ -1571,7 +1580,7 @@ def merge_heads(x):
         update = self.mlp(x)
         return self.ln2(x + update) if self.residual else self.ln2(update)
 """ + MODEL,
-          (r"\bBlock\b",)),
+          (r"(?-i:Block)", r"fail|own check|does not pass|post-?norm")),
     Wrong("06-similarity-with-diagonal", "token_similarity",
           "averages the whole cosine matrix, each token's similarity 1 with itself included",
           L06 + """
@@ -1616,7 +1625,7 @@ def token_similarity(h):
     off = cosines.sum(dim=(-1, -2)) - cosines.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
     return (off / (T * (T - 1))).mean()
 """,
-          (r"float|tensor|\.item|python",)),
+          (r"tensor|\.item",)),
     Wrong("06-train-zero-grad-after-backward", "train",
           "clears the gradients between backward and step, so the optimizer steps with "
           "zero gradients",
@@ -1658,7 +1667,7 @@ def token_similarity(h):
         losses.append(loss)
     return losses
 """,
-          (r"float|tensor|\.item|python",)),
+          (r"tensor|\.item",)),
     Wrong("06-train-same-batch", "train",
           "makes a new generator from the seed at every step, so every step trains on the "
           "same batch",
@@ -1709,8 +1718,9 @@ def token_similarity(h):
             })
     return rows
 """,
-          (r"seed|same (initial )?weights|manual_seed|initiali[sz]",
-           r"each|every|both|before|again|once|same")),
+          (r"seed|weights|manual_seed|initiali[sz]",
+           r"once|only before|before the (loop|sweep)|different (initial )?weights|"
+           r"not the same weights")),
     Wrong("06-ablation-last-loss", "run_ablation",
           "records the very last loss as final_loss instead of the mean of the last 10",
           L06 + ABLATION_HELPERS + ABLATION_HEAD + """\
@@ -1766,8 +1776,8 @@ def token_similarity(h):
             })
     return rows
 """,
-          (r"after training|before training|similarity_trained|untrained|measured before|"
-           r"same as (the )?(similarity_init|initial)",)),
+          (r"similarity_trained|untrained|measured before|never trained|"
+           r"before (the )?training, not|(same as|equals?) (the )?(similarity_init|initial)",)),
     Wrong("06-ablation-with-flagless-model", "run_ablation",
           "a right sweep built on the learner's TinyTransformer, which builds every Block "
           "with residual=True whatever its own flag says",
@@ -1788,7 +1798,7 @@ def token_similarity(h):
             })
     return rows
 """,
-          (r"TinyTransformer",)),
+          (r"TinyTransformer", r"fail|own check|does not pass|residual")),
 
     # ------------------------------------------------------------------ 07_long_attention
     Wrong("07-stats-two-pass", "online_softmax_stats",
@@ -1876,7 +1886,8 @@ def attention_one_pass(q, K, V, block):
         m = m_new
     return o / s
 """,
-          (r"scal|√|sqrt|d_k", r"\bno\b|without|forg|miss|omit|never|unscaled")),
+          (r"scal|√|sqrt|d_k",
+           r"\bno\b|not scaled|not divided|without|forg|miss|omit|never|unscaled")),
     Wrong("07-one-pass-output-not-rescaled", "attention_one_pass",
           "rescales the running sum when the maximum grows, but not the running output",
           L07 + """
@@ -2167,7 +2178,8 @@ def tiled_attention(Q, K, V, block_q, block_k, causal=False):
         out[..., i0:i1, :] = o / s
     return out, skipped
 """,
-          (r"diagonal|itself|own (key|position)|<=|strict|off by one|j ?<=? ?i",)),
+          (r"itself|own (key|position)|<=|≤|strict|off by one|j ?(<=|≤)? ?i|"
+           r"(leaves?|left) out the diagonal|without the diagonal|exclud\w* the diagonal",)),
     Wrong("07-cache-newest-first", "KVCache",
           "puts each new block in front of the old ones, so the cache is newest first",
           L07 + """
@@ -2195,7 +2207,7 @@ class KVCache:
     def values(self):
         return self._values
 """,
-          (r"newest|oldest|revers|prepend|in front|front|beginning|wrong end",)),
+          (r"newest|revers|prepend|in front|beginning|wrong end|backwards",)),
     Wrong("07-cache-len-counts-appends", "KVCache",
           "counts calls to append in len, so a block of n positions counts as one",
           L07 + """
@@ -2221,7 +2233,9 @@ class KVCache:
     def values(self):
         return np.concatenate(self._values)
 """,
-          (r"len", r"calls?|blocks?|positions|rows|appends?")),
+          (r"len", r"calls? to append|append calls|number of (calls|appends)|"
+                   r"count(s|ed|ing)? (the )?(calls|appends|blocks)|blocks? (as|counts? as) one|"
+                   r"not (the number of )?(rows|positions)")),
     Wrong("07-cache-keeps-latest", "KVCache",
           "stores each appended block in place of the old one, so the cache only ever holds "
           "the latest positions",
@@ -2248,22 +2262,38 @@ class KVCache:
 """,
           (r"overwr|replac|only the (last|latest|newest)|forg|keeps? only|los(e|es|t)|drop|"
            r"earlier positions",)),
-    Wrong("07-cache-list-of-rows", "KVCache",
-          "returns keys and values as Python lists of rows instead of [t, d] arrays",
+    Wrong("07-cache-stale-stack", "KVCache",
+          "stacks the blocks on the first read of keys and keeps returning that stack, so "
+          "keys and values read after a later append are stale",
           L07 + """
 class KVCache:
     def __init__(self):
-        self.keys, self.values = [], []
+        self._k, self._v = [], []
+        self._stacked = None
 
     def __len__(self):
-        return len(self.keys)
+        return sum(len(block) for block in self._k)
 
     def append(self, k, v):
         k, v = key_value_rows(k, v)
-        self.keys.extend(list(k))
-        self.values.extend(list(v))
+        self._k.append(k)
+        self._v.append(v)
+
+    def _stack(self):
+        if self._stacked is None:          # stacking is slow: do it once
+            self._stacked = (np.concatenate(self._k), np.concatenate(self._v))
+        return self._stacked
+
+    @property
+    def keys(self):
+        return self._stack()[0]
+
+    @property
+    def values(self):
+        return self._stack()[1]
 """,
-          (r"\blist|np\.array|ndarray|stack|concatenat|array",)),
+          (r"stale|out of date|not updated|never updated|first read|still (hold|show|return)|"
+           r"unchanged|does(n't| not) grow|missing the (new|latest|last)|earlier read",)),
     Wrong("07-decode-attend-before-append", "decode_step",
           "lets the query attend over the cache before appending the new key and value, so "
           "a token never sees itself",
@@ -2280,7 +2310,8 @@ class KVCache:
     cache.append(k, v)
     return out if x.ndim == 2 else out[0]
 """,
-          (r"before|after|append", r"attend|itself|own|self|position t")),
+          (r"before (it )?(append|adding)|after (attend|attention)|append(ed|s|ing)? (only )?after|"
+           r"too late", r"itself|\bown\b|\bself\b")),
     Wrong("07-decode-v-with-W_k", "decode_step",
           "projects the new value with W_k instead of W_v",
           L07 + CACHE + DECODE_HEAD + """\
@@ -2296,7 +2327,7 @@ class KVCache:
     out = e / e.sum(axis=-1, keepdims=True) @ V
     return out if x.ndim == 2 else out[0]
 """,
-          (r"W_v|values?", r"W_k|keys?")),
+          (r"W_v|values?", r"W_k|key (matrix|projection|weights)")),
     Wrong("07-decode-block-unmasked", "decode_step",
           "reads a block of new tokens without a causal mask, so each sees the later ones",
           L07 + CACHE + DECODE_HEAD + """\
@@ -2399,7 +2430,7 @@ class KVCache:
     out = e / e.sum(axis=-1, keepdims=True) @ V
     return out if x.ndim == 2 else out[0]
 """,
-          (r"KVCache",)),
+          (r"KVCache", r"fail|own check|does not pass|newest|order|revers")),
 ]
 
 
