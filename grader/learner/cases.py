@@ -75,6 +75,10 @@ class Case:
                    tuple(d["names"]), d.get("build"), dict(d.get("meta") or {}),
                    {str(k): float(v) for k, v in (d.get("quantities") or {}).items()})
 
+    def with_args(self, args: tuple) -> Case:
+        """The same case with other positional arguments (a probe), no meta."""
+        return Case(args, self.kwargs, self.note, self.tol, self.names, self.build, {})
+
     def with_build(self, build: dict | None) -> Case:
         """The same case, run with ``build`` (stand-ins, a probe)."""
         return Case(self.args, self.kwargs, self.note, self.tol, self.names, build, self.meta,

@@ -24,11 +24,14 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
+import numpy as np
+
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference, comparison
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
-from .relations import FIRST_BAD_NUMBER, Relation, relate
+from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
+                        output_part, probe_cases, relate)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -137,7 +140,7 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     again with floating-point errors raised)."""
     found = _related(exp, cmp, failing, outcomes[failing], diff)
     if found is None:
-        return None, ""
+        return _probed(exp, subject, outcomes, failing), ""
     confirmed = 0
     for i in range(failing + 1, len(exp.cases)):
         if confirmed == CONFIRMING:
@@ -160,6 +163,32 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
     return found, f" The first one is made at {err.where} ({err.message})."
+
+
+def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
+            failing: int) -> Relation | None:
+    """The dependence relation on the failing case, if its reference dependence is
+    recorded (``Case.meta["depends"]``): the answer is run again with one row of an
+    argument changed at a time, and what changes is compared with what the reference
+    changes."""
+    case, outcome = exp.cases[failing], outcomes[failing]
+    depends = case.meta.get("depends")
+    if depends and outcome.error is None:
+        names = tuple(dict.fromkeys(name for name, _, _ in depends))
+        probes = probe_cases(case, names)
+        if [(n, r) for n, r, _ in probes] != [(n, r) for n, r, _ in depends]:
+            return None
+        results = subject.run([p for _, _, p in probes])
+        mine = {(n, r): None if res.error is not None else
+                changed_positions(outcome.value, res.value, case.tol)
+                for (n, r, _), res in zip(probes, results)}
+        sizes = {n: np.shape(case.args[case.names.index(n)])[-2]
+                 for n in names if np.ndim(case.args[case.names.index(n)]) >= 2}
+        out = output_part(outcome.value)
+        positions = out.shape[-2] if out is not None and out.ndim >= 2 else 1
+        return dependence({(n, r): list(moved) for n, r, moved in depends}, mine, sizes,
+                          positions)
+    return None
 
 
 def _related(exp: Expectations, cmp: Comparison, i: int, outcome: Outcome,

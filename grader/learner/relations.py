@@ -528,3 +528,129 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
 
 
 __all__ = ["FIRST_BAD_NUMBER", "Relation", "relate"]
+
+
+# ----------------------------------------------------------------------------- dependence, by probes
+
+PROBED_ROWS = 6  # rows of one argument changed one at a time, at most
+
+
+def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
+    """The probes of ``case``: for each argument named in ``args`` (a float array), the
+    case with one of its rows (along axis -2, or the whole of a vector) changed, as
+    ``(argument, row, probe case)``; row -1 stands for the whole vector."""
+    out = []
+    for name in args:
+        if name not in case.names:
+            continue
+        i = case.names.index(name)
+        if i >= len(case.args):
+            continue
+        a = to_numpy(case.args[i])
+        if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or not a.size:
+            continue
+        rows = [-1] if a.ndim == 1 else list(range(min(a.shape[-2], PROBED_ROWS)))
+        bump = 1.0 + float(np.max(np.abs(a)))
+        for r in rows:
+            changed = np.array(a, copy=True)
+            if r < 0:
+                changed = changed + bump * np.linspace(1.0, 2.0, changed.size).reshape(a.shape)
+            else:
+                changed[..., r, :] += bump * np.linspace(1.0, 2.0, a.shape[-1])
+            args_ = list(case.args)
+            args_[i] = changed
+            out.append((name, r, case.with_args(tuple(args_))))
+    return out
+
+
+def output_part(value):
+    """The part of a result whose positions a probe reads: an attention's output (the
+    first item of a tuple, the returned value of an observed call), as a float array."""
+    value = to_numpy(value)
+    for key in ("returned", "output"):  # an observed call's, a module's
+        if isinstance(value, dict) and key in value:
+            value = to_numpy(value[key])
+    if isinstance(value, (tuple, list)) and value and not isinstance(value[0], (int, float)):
+        value = to_numpy(value[0])
+    return _array(value)
+
+
+def changed_positions(base, probed, tol: Tolerance = FLOAT64) -> list[int] | None:
+    """The output positions (along axis -2; [0] for a vector) where ``probed`` differs
+    from ``base``, or None if they cannot be compared."""
+    a, b = output_part(base), output_part(probed)
+    if a is None or b is None or a.shape != b.shape:
+        return None
+    with np.errstate(all="ignore"):
+        same = np.isclose(a, b, rtol=tol.rtol, atol=tol.atol(a), equal_nan=True)
+    if a.ndim < 2:
+        return [] if same.all() else [0]
+    moved = (~same).reshape(-1, *a.shape[-2:]).any(axis=(0, 2))
+    return [int(i) for i in np.nonzero(moved)[0]]
+
+
+def _rows_text(name: str, rows: list[int], total: int) -> str:
+    if rows == [-1]:
+        return name
+    if len(rows) > 1 and rows == list(range(total - len(rows), total)) and rows[0] > 0:
+        return f"the last {len(rows)} rows of {name} (rows {rows[0]} to {rows[-1]})"
+    if rows and rows[-1] == total - 1 and len(rows) == 1 and total > 1:
+        return f"the last row of {name} (row {rows[0]})"
+    return f"row{'s' if len(rows) > 1 else ''} {', '.join(map(str, rows[:4]))} of {name}"
+
+
+def dependence(expected: dict, mine: dict, sizes: dict | None = None,
+               positions: int = 2) -> Relation | None:
+    """What the answer's output depends on that the expected one does not, or the other
+    way round. ``expected`` and ``mine`` map ``(argument, row)`` to the output positions
+    that change when that row of that argument changes (row -1: the whole vector);
+    ``sizes`` gives each argument's number of rows; ``positions``, the output's (1 for a
+    vector, where only a whole argument ignored or its last rows never read are named:
+    one number may not move for other reasons, a softmax saturated by large scores)."""
+    sizes = sizes or {}
+    by_arg: dict[str, list] = {}
+    for (name, row), want in expected.items():
+        by_arg.setdefault(name, []).append((row, want, mine.get((name, row))))
+    for name, rows in by_arg.items():
+        if any(got is None for _, _, got in rows):
+            return None
+        if all(not got for _, _, got in rows) and any(want for _, want, _ in rows):
+            return Relation("ignores", f"your result does not change when {name} changes, but "
+                                       f"the expected one does: your code never uses {name} "
+                                       f"(or uses another argument in its place).",
+                            f"ignores:{name}")
+    for name, rows in by_arg.items():
+        if positions < 2:
+            break
+        seen = [(row, sorted(set(got) - set(want))) for row, want, got in rows
+                if set(got) - set(want)]
+        if seen:
+            row, extra = seen[0]
+            at = ", ".join(map(str, extra[:4]))
+            return Relation("sees", f"changing {_rows_text(name, [row], sizes.get(name, 0))} "
+                                    f"changes your output at position{'s' if len(extra) > 1 else ''}"
+                                    f" {at}, where the expected output does not change: it must "
+                                    f"not see it there (a mask or a range that lets in too "
+                                    f"much?).", f"sees:{name}")
+    for name, rows in by_arg.items():
+        unread = [row for row, want, got in rows if want and not got]
+        partly = [(row, sorted(set(want) - set(got))) for row, want, got in rows
+                  if got and set(want) - set(got)]
+        total = sizes.get(name, 0)
+        suffix = unread == list(range(total - len(unread), total)) and 0 < len(unread) < total
+        if unread and (positions >= 2 or suffix):
+            what = _rows_text(name, unread, total)
+            return Relation("misses", f"changing {what} does not change your result at all, "
+                                      f"but it changes the expected one: your code never reads "
+                                      f"{what}. A range, a loop or a mask that stops too "
+                                      f"early?", f"misses:{name}")
+        if partly and positions >= 2:
+            row, missing = partly[0]
+            at = ", ".join(map(str, missing[:4]))
+            what = _rows_text(name, [row], sizes.get(name, 0))
+            return Relation("misses", f"changing {what} does not change your output at position"
+                                      f"{'s' if len(missing) > 1 else ''} {at}, but it changes "
+                                      f"the expected one there: those positions never see it "
+                                      f"(a mask or a range that leaves it out?).",
+                            f"misses:{name}")
+    return None

@@ -35,6 +35,7 @@ from ..learner.shortcuts import Rules
 HIDDEN_SEED_OFFSET = 7919
 TWIN_SEED_OFFSET = 104_729
 TWINS = 4  # fresh cases a visible check must also pass at grading
+PROBED_CASES = 4  # the smallest cases whose reference dependence is recorded (``probes``)
 FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
 HERE = Path(__file__).resolve().parent
 
@@ -88,6 +89,10 @@ class Exercise:
     # The names of a tuple result's entries (("m", "s")), for a message that finds one
     # entry holding another's expected value.
     outputs: tuple[str, ...] = ()
+    # The arguments whose rows a failing answer's dependence is probed on (("K", "V")):
+    # which output positions change when one row changes, against the reference's
+    # (``grader.learner.relations.dependence``), on the smallest :data:`PROBED_CASES`.
+    probes: tuple[str, ...] = ()
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
@@ -247,10 +252,33 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
                                f"({case.note}): {outcome.error.message}")
         if ex.record is not None:
             outcome.value = ex.record(outcome.value)
+    if ex.probes:
+        _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases))
                 for m in ex.misconceptions]
     return Expectations(ex.info(), hidden, cases, expected, mistakes, _stand_ins(ex, cases))
+
+
+def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
+    """Put in each case's meta which output positions of the reference change when one
+    row of a probed argument changes: ``meta["depends"] = [[argument, row, positions]]``."""
+    from ..learner.relations import changed_positions, probe_cases
+
+    for case, outcome in zip(cases, expected):
+        probes = probe_cases(case, ex.probes)
+        if not probes:
+            continue
+        results = agent.run(ex.reference, ex.driver, [p for _, _, p in probes])
+        depends = []
+        for (name, row, _), result in zip(probes, results):
+            moved = None if result.error is not None else \
+                changed_positions(outcome.value, result.value, case.tol)
+            if moved is None:
+                break
+            depends.append([name, row, moved])
+        else:
+            case.meta = {**case.meta, "depends": depends}
 
 
 def _mistake_outcomes(impl, driver: dict, cases: list[Case]) -> list:

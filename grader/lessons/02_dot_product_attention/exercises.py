@@ -348,6 +348,7 @@ def attention_calls(Q, K, V):
 
 register(Exercise(
     name="scaled_dot_product_attention",
+    probes=("K", "V"),
     outputs=("output", "weights"),
     quantities=attention_quantities,
     reference=ref.scaled_dot_product_attention,
@@ -423,6 +424,7 @@ def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="attend_one_query",
+    probes=("K", "V"),
     quantities=attention_quantities,
     reference=ref.attend_one_query,
     cases=one_query_cases,
@@ -497,6 +499,7 @@ def self_attention_calls(X, W_q, W_k, W_v):
 
 register(Exercise(
     name="self_attention",
+    probes=("X", "W_q", "W_k", "W_v"),
     outputs=("output", "weights"),
     reference=ref.self_attention,
     calls=self_attention_calls,

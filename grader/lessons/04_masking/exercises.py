@@ -414,6 +414,7 @@ def masked_attention_calls(Q, K, V, mask=None):
 
 register(Exercise(
     name="masked_attention",
+    probes=("K", "V"),
     outputs=("output", "weights"),
     quantities=attention_quantities,
     reference=ref.masked_attention,
@@ -476,6 +477,7 @@ def prefix_cases(rng, hidden):
 
 register(Exercise(
     name="prefix_average",
+    probes=("X",),
     reference=ref.prefix_average,
     cases=prefix_cases,
     misconceptions=[

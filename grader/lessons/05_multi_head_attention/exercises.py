@@ -446,6 +446,7 @@ def _qkv(d_model: int, t_q: int = 2, t_k: int = 2, t_v: int | None = None, q_fea
 
 register(Exercise(
     name="MultiHeadAttention",
+    probes=("key", "value"),
     outputs=("output", "weights"),
     uses=("split_heads", "merge_heads"),
     reference=ref.MultiHeadAttention,

@@ -230,6 +230,7 @@ def one_pass(**wrong):
 
 register(Exercise(
     name="attention_one_pass",
+    probes=("K", "V"),
     quantities=lambda q, K, V, block: {**attention_quantities(q, K), "block": block},
     reference=ref.attention_one_pass,
     cases=one_pass_cases,
@@ -315,6 +316,7 @@ def tiles(**wrong):
 
 register(Exercise(
     name="tiled_attention",
+    probes=("K", "V"),
     quantities=attention_quantities,
     reference=ref.tiled_attention,
     cases=tiled_cases,
@@ -530,6 +532,7 @@ def decoder(**wrong):
 
 register(Exercise(
     name="decode_step",
+    probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step,
     cases=decode_cases,
     misconceptions=[
