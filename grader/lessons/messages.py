@@ -33,3 +33,19 @@ def softmax_over_queries(axis: str, fix: str) -> str:
             f"to 1. Row i holds the weights query i gives to the keys, and each row must sum to "
             f"1: take it over the keys, {fix}. (Over the queries, adding one more query would "
             f"change the weights of every other.)")
+
+
+def not_scaled(product: str, width: str) -> str:
+    """Scores left unscaled. ``product``: what must be divided ("Q Kᵀ", "each q·k_i");
+    ``width``: the width whose square root divides it, in the lesson's words."""
+    return (f"your scores are not scaled. Divide {product} by the square root of {width}, "
+            f"before the softmax: without it the scores grow with that width and the softmax "
+            f"saturates to almost one-hot weights.")
+
+
+def softmax_overflows(shift: str) -> str:
+    """np.exp of large scores without the maximum subtracted first. ``shift``: what to
+    subtract, in the lesson's words ("each row's largest allowed score")."""
+    return (f"your softmax overflows: np.exp of a score above about 709.8 (88.7 in float32) is "
+            f"inf, and inf / inf is NaN. Subtract {shift} before np.exp: the factor cancels in "
+            f"the division, so the weights are the same, but every exponent is now ≤ 0.")

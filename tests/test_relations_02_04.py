@@ -1,0 +1,68 @@
+"""Mistakes of lessons 02 and 04 that a relation names on its own (grader/learner/relations.py),
+and that the catalogue therefore no longer lists: each is still named, by the relation this
+test expects, on the visible and the hidden cases, in a message that says what is wrong.
+
+Each mistake is the lesson's reference with one knob set wrong (``reference.py``), as it was
+when it was catalogued."""
+import pytest
+
+from grader import lessons
+from grader.learner.checks import LocalSubject
+from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
+from sources import handed_over
+
+R02 = lessons.lesson_module("02_dot_product_attention", "reference")
+R04 = lessons.lesson_module("04_masking", "reference")
+knob = lessons.knob
+
+NORMALISED = "you normalise over the wrong axis"
+TRANSPOSED = "transposed: its last two axes are swapped"
+SWAPPED = "output and weights are swapped"
+INVERTED = "its polarity is inverted. In this course True means *may attend*"
+NUMBERS = "holds numbers (float64) where a boolean array is expected"
+
+DROPPED = [
+    # lesson 02
+    ("softmax", "ignores axis", knob(R02._softmax, along=-1), "normalised", NORMALISED),
+    ("softmax", "axis hard-coded to 0", knob(R02._softmax, along=0), "normalised", NORMALISED),
+    ("attention_scores", "scaled by sqrt(T_k)", knob(R02._scores, divide_by="sqrt(T_k)"),
+     "scale", "that is what dividing by √T_k instead of √d_k gives"),
+    ("attention_scores", "scaled by d_k", knob(R02._scores, divide_by="d_k"),
+     "scale", "= 1/√d_k times the expected one. Is there one division by √d_k too many?"),
+    ("attention_scores", "no scaling", knob(R02._scores, divide_by="1"),
+     "scale", "= √d_k times the expected one. Is the division by √d_k missing?"),
+    ("attention_scores", "K Qᵀ", knob(R02._scores, queries_first=False), "axes", TRANSPOSED),
+    ("scaled_dot_product_attention", "weights returned first",
+     knob(R02._attention, returns="weights, output"), "swapped", SWAPPED),
+    ("self_attention", "weights returned first",
+     knob(R02._self_attention, returns="weights, output"), "swapped", SWAPPED),
+    # lesson 04
+    ("causal_mask", "inverted polarity", knob(R04._causal, invert=True), "inverted", INVERTED),
+    ("causal_mask", "column convention", knob(R04._causal, columns=True), "axes", TRANSPOSED),
+    ("causal_mask", "float mask", knob(R04._causal, dtype=float), "type", NUMBERS),
+    ("causal_mask_columns", "row convention", knob(R04._causal, columns=False), "axes", TRANSPOSED),
+    ("causal_mask_columns", "inverted polarity", knob(R04._causal, columns=True, invert=True),
+     "inverted", INVERTED),
+    ("causal_mask_columns", "float mask", knob(R04._causal, columns=True, dtype=float),
+     "type", NUMBERS),
+    ("padding_mask", "inverted polarity", knob(R04._padding, invert=True), "inverted", INVERTED),
+    ("padding_mask", "transposed", knob(R04._padding, transposed=True), "axes", TRANSPOSED),
+    ("padding_mask", "float mask", knob(R04._padding, dtype=float), "type", NUMBERS),
+    ("attention_mask", "inverted polarity", knob(R04._attention_mask, invert=True),
+     "inverted", INVERTED),
+]
+
+
+@pytest.mark.parametrize("name, mistake, answer, kind, phrase",
+                         [pytest.param(*d, id=f"{d[0]}:{d[1]}") for d in DROPPED])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, answer, kind, phrase, hidden):
+    exp = lessons.expectations(name, hidden)
+    verdict = judge(exp, LocalSubject(answer, exp.info.driver, name))
+    assert not verdict.passed
+    assert verdict.relation == kind, f"{mistake}: relation {verdict.relation!r}\n{verdict.message}"
+    assert not verdict.mistake, f"{mistake!r} was taken for {verdict.mistake!r}"
+    assert phrase in verdict.message, verdict.message
+    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
+    assert not handed_over(verdict.message, lessons.lesson_of(name))
