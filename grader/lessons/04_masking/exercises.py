@@ -1,7 +1,6 @@
-"""Lesson 04 exercises. Masks are boolean, True = may attend (except in
-``to_mha_key_padding_mask``, whose point is torch's True = ignore); case variants convert only
-the float arguments, so a mask stays boolean. A mistake is a core of ``reference.py`` with one
-knob set wrong; those that a relation names on its own (an inverted polarity, a transposed mask,
+"""Lesson 04 exercises. Masks are boolean, True = may attend (but for torch's key_padding_mask);
+case variants convert only the float arguments. A mistake is a core of ``reference.py`` with one
+knob set wrong; those a relation names on its own (an inverted polarity, a transposed mask,
 numbers for booleans) are not catalogued (tests/test_relations_02_04.py keeps them named)."""
 from __future__ import annotations
 
@@ -55,8 +54,7 @@ register(Exercise(
                       "i may be seen by query j when i ≤ j, including i = j: np.triu(..., k=0)."),
     ],
     bad_inputs=[bad(-1, why="T = -1 is not a sequence length")],
-    hint=("Here keys are rows and queries are columns: the mask is the row convention's, "
-          "transposed."),
+    hint="Here keys are rows and queries are columns: the row convention's mask, transposed.",
 ))
 
 
@@ -84,15 +82,12 @@ register(Exercise(
                       "when j < length, not j ≤ length (positions count from 0)."),
         Misconception("left padding", padding(padded_on="left"),
                       "your mask marks the *last* tokens as real, as if the padding came first. "
-                      "Here sentences are padded on the right: the first lengths[b] positions are "
-                      "real."),
+                      "Here the padding is on the right: the first lengths[b] positions are real."),
     ],
-    bad_inputs=[
-        bad([4, 2], 3, why="a length (4) is larger than T = 3"),
-        bad([2, -1], 3, why="a length is negative"),
-        bad([[2, 1]], 3, why="lengths is 2-D, not one length per sentence"),
-        bad([1.5, 2], 3, why="1.5 is not a whole number of tokens"),
-    ],
+    bad_inputs=[bad([4, 2], 3, why="a length (4) is larger than T = 3"),
+                bad([2, -1], 3, why="a length is negative"),
+                bad([[2, 1]], 3, why="lengths is 2-D, not one length per sentence"),
+                bad([1.5, 2], 3, why="1.5 is not a whole number of tokens")],
     hint=("Position j of sentence b is a real token when j is less than that sentence's length. "
           "Compare a row of positions with a column of lengths and let broadcasting build the "
           "[B, T] grid."),
@@ -126,20 +121,18 @@ register(Exercise(
     misconceptions=[
         Misconception("padding masks the queries", combined(padding_on="queries"),
                       "you masked the padded *queries* (rows) instead of the padded *keys* "
-                      "(columns). Padding must stop every query from looking at a padding token, "
-                      "so it masks column j of every row: padding[:, None, :], not padding[:, :, "
-                      "None]. With causal=False your mask still lets real tokens attend to the "
-                      "padding."),
+                      "(columns). Padding must stop every query from looking at a padding token: "
+                      "it masks column j of every row, padding[:, None, :], not padding[:, :, "
+                      "None]. With causal=False, real tokens still attend to the padding."),
         Misconception("padding masks queries and keys", combined(padding_on="both"),
                       "you masked the padded queries' rows as well as the padded keys. Only keys "
-                      "are masked here (padding[:, None, :]): a padding query's output is simply "
-                      "ignored later, and blanking its whole row leaves it with no allowed key."),
+                      "are masked (padding[:, None, :]): a blank row leaves its query no key."),
         Misconception("combined with or", combined(combine="or"),
                       "you combined the two masks with | (or). A key is allowed only if it is a "
                       "real token *and* not in the future: combine them with &."),
         Misconception("causal flag ignored", combined(always_causal=True),
-                      "your mask is causal even when causal=False. With causal=False only the "
-                      "padding is masked: broadcast padding[:, None, :] to [B, T, T]."),
+                      "your mask is causal even when causal=False, which masks only the padding: "
+                      "broadcast padding[:, None, :] to [B, T, T]."),
         Misconception("diagonal excluded", combined(with_diagonal=False), NO_DIAGONAL),
     ],
     bad_inputs=[bad([3, 4], 3, why="a length (4) is larger than T = 3"),
@@ -158,21 +151,18 @@ def softmax_mistakes(core) -> list[Misconception]:
     return [
         Misconception("mask after the softmax", knob(core, mask_applied="after"),
                       "you applied the mask after the softmax (softmax, then multiply by the "
-                      "mask). The masked keys' share is simply thrown away, so the allowed weights "
-                      "no longer sum to 1, and they still depend on the masked scores through the "
-                      "softmax's denominator. Mask first: give the masked keys a score of −∞ "
-                      "wherever the mask is False, then take the softmax."),
+                      "mask). The masked keys' share is thrown away, so the allowed weights no "
+                      "longer sum to 1, and they still depend on the masked scores through the "
+                      "softmax's denominator. Mask first (−∞ where the mask is False)."),
         Misconception("masked with 0", knob(core, fill=0.0),
                       "you replaced the masked scores with 0 instead of −∞. A score of 0 is an "
                       "ordinary score: exp(0) = 1, so masked keys still get weight (more than "
-                      "allowed keys with negative scores). Fill with -np.inf so that their weight "
-                      "is exp(−∞) = 0."),
+                      "allowed keys with negative scores). Fill with -np.inf: exp(−∞) = 0."),
         Misconception("-1e9 leaks into a fully masked row", knob(core, fill=-1e9),
                       "you filled the masked scores with a large negative number (like -1e9) "
-                      "instead of −∞. That works while a row has an allowed key, but in a row "
-                      "where *every* key is masked all scores are equal, so the softmax spreads "
-                      "weight evenly over keys that are all forbidden. Use -np.inf, and give a "
-                      "row with no allowed key zeros explicitly."),
+                      "instead of −∞. That works while a row has an allowed key, but where *every* "
+                      "key is masked all scores are equal: the softmax spreads weight evenly over "
+                      "forbidden keys. Use -np.inf, and give a row with no allowed key zeros."),
         Misconception("inverted polarity", knob(core, true_means="ignore"),
                       inverted_polarity("the keys you set to −∞", "keeping the score where the "
                                         "mask is True and putting −∞ where it is False")),
@@ -185,34 +175,33 @@ def softmax_mistakes(core) -> list[Misconception]:
 
 
 def softmax_cases(rng, hidden):
+    def case(scores, mask, note):
+        return Case((np.asarray(scores, dtype=float), np.asarray(mask, dtype=bool)), note=note)
+
     cases = [
-        Case((np.array([[2.0]]), np.array([[True]])), note="one key"),
-        Case((np.array([[1.0, 3.0]]), np.array([[True, False]])), note="one key masked"),
-        Case((small_ints(rng, (2, 2)), ref.causal_mask(2)), note="causal"),
-        Case((np.array([[1.0, -2.0, 0.0], [2.0, 1.0, 3.0]]),
-              np.array([[True, False, True], [False, False, False]])),
-             note="row 1 has no allowed key"),
-        Case((small_ints(rng, (3, 3)), ref.causal_mask(3)), note="causal"),
-        Case((small_ints(rng, (2, 3, 3)), ref.attention_mask([3, 2], 3)),
-             note="the [2, 3] batch, padding and causal"),
-        Case((small_ints(rng, (2, 3, 3)), ref.attention_mask([3, 0], 3, causal=False)),
-             note="an empty sentence: no allowed key"),
-        Case((small_ints(rng, (2, 3, 4)), ref.padding_mask([4, 2], 4)[:, None, :]),
-             note="a [B, 1, T_k] key-padding mask broadcasts"),
-        Case((np.array([[0.0, 1.0, 900.0]]), np.array([[True, True, False]])),
-             note="large values: the masked key has the largest score"),
-        Case((np.array([[1000.0, 999.0, -1000.0]]), np.array([[True, True, False]])),
-             note="large values"),
-        Case((normal(rng, (2, 4, 5), 2.0), rng.random((2, 4, 5)) < 0.6), note="random masks")]
+        case([[2]], [[True]], "one key"), case([[1, 3]], [[True, False]], "one key masked"),
+        case(small_ints(rng, (2, 2)), ref.causal_mask(2), "causal"),
+        case([[1, -2, 0], [2, 1, 3]], [[True, False, True], [False] * 3],
+             "row 1 has no allowed key"),
+        case(small_ints(rng, (3, 3)), ref.causal_mask(3), "causal"),
+        case(small_ints(rng, (2, 3, 3)), ref.attention_mask([3, 2], 3),
+             "the [2, 3] batch, padding and causal"),
+        case(small_ints(rng, (2, 3, 3)), ref.attention_mask([3, 0], 3, causal=False),
+             "an empty sentence: no allowed key"),
+        case(small_ints(rng, (2, 3, 4)), ref.padding_mask([4, 2], 4)[:, None, :],
+             "a [B, 1, T_k] key-padding mask broadcasts"),
+        case([[0, 1, 900]], [[True, True, False]],
+             "large values: the masked key has the largest score"),
+        case([[1000, 999, -1000]], [[True, True, False]], "large values"),
+        case(normal(rng, (2, 4, 5), 2.0), rng.random((2, 4, 5)) < 0.6, "random masks")]
     if hidden:
         cases += [
-            Case((small_ints(rng, (4, 4)), ref.causal_mask(4)), note="causal"),
-            Case((normal(rng, (3, 2, 4)), ref.causal_mask(4)[1:3]), note="T_q ≠ T_k"),
-            Case((normal(rng, (2, 2, 3, 3)), ref.attention_mask([3, 1], 3)[:, None]),
-                 note="heads axis"),
-            Case((normal(rng, (5,)), np.array([True, False, True, True, False])), note="a 1-D row"),
-            Case((normal(rng, (2, 3), 300.0), np.array([True, True, False])), note="large values"),
-            Case((normal(rng, (3, 6, 6)), rng.random((3, 6, 6)) < 0.3), note="random masks")]
+            case(small_ints(rng, (4, 4)), ref.causal_mask(4), "causal"),
+            case(normal(rng, (3, 2, 4)), ref.causal_mask(4)[1:3], "T_q ≠ T_k"),
+            case(normal(rng, (2, 2, 3, 3)), ref.attention_mask([3, 1], 3)[:, None], "heads axis"),
+            case(normal(rng, (5,)), [True, False, True, True, False], "a 1-D row"),
+            case(normal(rng, (2, 3), 300.0), [True, True, False], "large values"),
+            case(normal(rng, (3, 6, 6)), rng.random((3, 6, 6)) < 0.3, "random masks")]
     return with_variants(cases, hidden, only=floats)
 
 
@@ -305,19 +294,16 @@ register(Exercise(
         Misconception("mask=None passed to masked_softmax", attention(none_means_no_mask=False),
                       "mask=None means no mask, but your function passed None on to "
                       "masked_softmax, which needs a boolean array. Handle it before calling "
-                      "masked_softmax: when mask is None, use a boolean mask of all True with one "
-                      "entry per (query, key) pair: every query may attend to every key."),
+                      "masked_softmax: for None, a boolean mask of all True (query × key)."),
         Misconception("no scaling", attention(scaled=False),
                       not_scaled("Q Kᵀ", "d_k, the last axis of Q and K")),
     ],
     bad_inputs=[
-        bad(np.ones((2, 3)), np.ones((4, 2)), np.ones((4, 2)), None,
-            why="Q has d_k = 3 but K has d_k = 2"),
-        bad(np.ones((2, 3)), np.ones((4, 3)), np.ones((3, 2)), None,
-            why="K has 4 keys but V has 3 rows"),
-        bad(np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2)), np.ones((2, 3), dtype=bool),
+        bad(*map(np.ones, [(2, 3), (4, 2), (4, 2)]), None, why="Q has d_k = 3 but K has d_k = 2"),
+        bad(*map(np.ones, [(2, 3), (4, 3), (3, 2)]), None, why="K has 4 keys but V has 3 rows"),
+        bad(*map(np.ones, [(2, 3), (4, 3), (4, 2)]), np.ones((2, 3), dtype=bool),
             why="a 2×3 mask does not fit 2×4 scores"),
-        bad(np.ones((2, 3)), np.ones((4, 3)), np.ones((4, 2)), np.ones((2, 4)),
+        bad(*map(np.ones, [(2, 3), (4, 3), (4, 2), (2, 4)]),
             why="the mask holds floats, not booleans"),
     ],
     rules=Rules(
@@ -358,8 +344,8 @@ register(Exercise(
                       "prefix average looks back: W is lower triangular (np.tril)."),
         Misconception("columns normalised", prefix(normalise="columns"),
                       "the columns of your weight matrix sum to 1, not its rows. By the row "
-                      "reading of lesson 01, row i of W holds the weights of output row i, so "
-                      "normalise rows: W.sum(axis=1, keepdims=True)."),
+                      "reading of lesson 01, row i of W holds the weights of output row i: "
+                      "normalise rows, W.sum(axis=1, keepdims=True)."),
         Misconception("diagonal excluded", prefix(with_diagonal=False),
                       "your average leaves out token i itself (and token 0 has nothing to average, "
                       "so it comes out NaN). The prefix includes the diagonal: np.tril(..., k=0)."),
@@ -374,9 +360,8 @@ register(Exercise(
 
 
 # ============================================================================= key_padding_mask
-# Judged by torch's real nn.MultiheadAttention (the "kpm" comparison): with the right mask,
-# attention over the padded batch gives what attention over each sentence's real tokens alone
-# gives.
+# Judged by torch's nn.MultiheadAttention ("kpm"): with the right mask, attention over the padded
+# batch gives what attention over each sentence's real tokens alone gives.
 
 def kpm_cases(rng, hidden):
     cases = [Case(([1], 1), note="one token"), Case(([2, 1], 2)),
@@ -396,19 +381,16 @@ register(Exercise(
         Misconception("course polarity", key_padding(true_at="real tokens"),
                       "you returned this course's padding mask, True at the real tokens. "
                       "nn.MultiheadAttention's key_padding_mask has the opposite polarity: True "
-                      "means *ignore this key*, so it must be True at the padding. Invert it "
-                      "with ~."),
+                      "means *ignore this key*, so it must be True at the padding (invert: ~)."),
         Misconception("a NumPy array", key_padding(as_tensor=False),
                       "you returned a NumPy array. nn.MultiheadAttention takes torch tensors: "
                       "convert with torch.from_numpy(...) (it keeps dtype bool)."),
         Misconception("float mask", key_padding(dtype=np.float32),
-                      "your mask is a float tensor. torch *adds* a float key_padding_mask to the "
-                      "scores, so 1.0 makes a padding key more likely, not ignored. Return dtype "
-                      "torch.bool."),
+                      "your mask is a float tensor: torch *adds* a float key_padding_mask to the "
+                      "scores, so 1.0 makes a padding key more likely. Return torch.bool."),
         Misconception("first padding key visible", key_padding(extra_real=1),
                       "your mask leaves the first padding position (j = lengths[b]) visible. "
-                      "Positions count from 0, so position j is padding when j ≥ lengths[b], not "
-                      "j > lengths[b]."),
+                      "Positions count from 0: position j is padding when j ≥ lengths[b]."),
     ],
     bad_inputs=[bad([4, 1], 3, why="a length (4) is larger than T = 3"),
                 bad([2, 1], 0, why="T = 0 is not a sequence length")],
@@ -448,18 +430,16 @@ register(Exercise(
                       "you re-drew token t itself (with the later tokens, or alone), for every t "
                       "up to the last one, then asked whether outputs 0..t stayed the same. Output "
                       "t is *allowed* to depend on token t, so every layer looks non-causal, even "
-                      "on one token: there your test's only step re-draws token 0 and compares "
-                      "output 0. Change only the tokens after t; the last position has no token "
-                      "after it, so there is nothing to test there."),
+                      "on one token (your only step re-draws token 0 and compares output 0). "
+                      "Change only the tokens after t; the last position has none to change."),
         Misconception("compares every output", causal_test(compare="all"),
                       "you compared the whole output after changing the tokens after t. The later "
                       "outputs (t + 1 onwards) may change, that is allowed; compare only outputs "
                       "0..t: out[:t + 1]."),
         Misconception("past into future", causal_test(change="up to t", compare="after t"),
                       "you changed *earlier* tokens and checked that *later* outputs stayed the "
-                      "same. That is the direction attention is allowed to use. Causal means the "
-                      "future never reaches the past: change the tokens after t and check outputs "
-                      "0..t."),
+                      "same: attention may use that direction. Causal means the future never "
+                      "reaches the past: change the tokens after t and check outputs 0..t."),
         Misconception("only the last token changed", causal_test(every_t=False),
                       "you changed only the last token. A leak can come from any later token "
                       "(here query 0 sees key 2): for every t, change all the tokens after t and "
@@ -468,7 +448,6 @@ register(Exercise(
     bad_inputs=[bad(np.eye(3), 3, 2, 0, why="attend is an array, not a function"),
                 bad(attend_fixture("causal"), 0, 2, 0, why="T = 0 is not a sequence length"),
                 bad(attend_fixture("causal"), 3, 0, 0, why="d = 0 is not a feature size")],
-    hint=("Causal means that output t never depends on the tokens after t. Change only the tokens "
-          "after t, for every t, and check that outputs 0 to t stay the same, with X drawn from "
-          "the given seed."),
+    hint=("Causal means that output t never depends on the tokens after t. For every t, change "
+          "only the tokens after t and check outputs 0 to t, with X drawn from the given seed."),
 ))
