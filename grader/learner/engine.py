@@ -104,13 +104,15 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake,
-                         relation: Relation | None, first_bad: str) -> str:
+                         relation: Relation | None, first_bad: str, blame: str = "") -> str:
     name = exp.info.name
     remark = f". {diff.remark.rstrip('.')}" if diff.remark and mistake is None else ""
     if mistake is not None:
         diag = f"Diagnosis: {mistake.message}"
     elif relation is not None:
         diag = f"Diagnosis: {relation.text}{first_bad}"
+    elif blame:
+        diag = blame
     else:
         diag = _diagnosis(exp, None) if diff.hint else ""
     want, got, (right, also) = cmp.show_pair(expected.value, outcome.value, case, diff)
@@ -208,25 +210,27 @@ def not_implemented_message(name: str, error: ErrorInfo) -> str:
             f"code, then run this cell again.")
 
 
-def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake) -> str:
+def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
+                   blame: str = "") -> str:
     err = outcome.error
     name = exp.info.name
     if err.not_implemented:
         return not_implemented_message(name, err)
     where = f"\n  at {err.where}" if err.where else ""
-    diag = _diagnosis(exp, mistake)
-    lines = [f"{name} raised {err.type}: {err.message}{where}", ""] + ([diag, ""] if diag else []) + [
-        f"It raised on this input{case_title(case)}:",
-        describe_input(case),
-    ]
-    if mistake is None and err.type == "ValueError":
-        lines += ["", "This input is valid: the reference returns a result for it. If the ValueError",
-                  "comes from one of your own checks, its condition is too strict; otherwise",
-                  "look at the shapes your code combines."]
-    elif mistake is None and err.type == "IndexError":
-        lines += ["", "Check the ranges you loop over and the shapes you index with; this input",
-                  "may not be square."]
-    return "\n".join(lines)
+    if mistake is not None or blame:
+        diag = [f"Diagnosis: {mistake.message}" if mistake is not None else blame]
+    else:
+        diag = [_diagnosis(exp, None)] if exp.info.hint else []
+        if err.type == "ValueError":
+            diag += ["This input is valid: the reference returns a result for it. If the "
+                     "ValueError comes from one of your own checks, its condition is too "
+                     "strict; otherwise look at the shapes your code combines."]
+        elif err.type == "IndexError":
+            diag += ["Check the ranges you loop over and the shapes you index with; this input "
+                     "may not be square."]
+    return "\n".join([f"{name} raised {err.type}: {err.message}{where}", ""] +
+                     ([*diag, ""] if diag else []) +
+                     [f"It raised on this input{case_title(case)}:", describe_input(case)])
 
 
 def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:
@@ -325,8 +329,11 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
 
 
 def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
-                   outcomes: list[Outcome], subject: Subject) -> Verdict | None:
-    """The failing verdict on the first case that goes wrong, or None."""
+                   outcomes: list[Outcome], subject: Subject,
+                   set_aside: list[str] = ()) -> Verdict | None:
+    """The failing verdict on the first case that goes wrong, or None. With no catalogued
+    mistake and no relation, the diagnosis names the learner's graded parts this one runs
+    that fail their own checks (``ExerciseInfo.uses``), if any."""
     name = exp.info.name
     for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
         err = outcome.error
@@ -334,8 +341,11 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake)),
-                           mistake=mistake.name if mistake else "", raised_by=err.helper)
+            blamed = () if mistake else _culprits(exp.info, subject, set_aside, err.helper)
+            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
+            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
+                           mistake=mistake.name if mistake else "", raised_by=err.helper,
+                           blamed=blamed)
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
@@ -343,11 +353,29 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
                 _relation(exp, cmp, subject, outcomes, i, diff)
+            blamed = () if mistake or relation else _culprits(exp.info, subject, set_aside)
+            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
             return Verdict(False, fitted(lambda: _wrong_value_message(
-                exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad)),
+                exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
-                           relation=relation.kind if relation else "")
+                           relation=relation.kind if relation else "", blamed=blamed)
     return None
+
+
+def _culprits(info, subject: Subject, set_aside, raised_by: str = "") -> tuple[str, ...]:
+    """The learner's graded parts ``info`` runs (``uses``) that fail their own checks."""
+    return tuple(h for h in info.uses if h not in set_aside and h != raised_by
+                 and subject.helper_passes(h) is False)
+
+
+def _blame(name: str, failing: tuple[str, ...]) -> str:
+    if not failing:
+        return ""
+    one = len(failing) == 1
+    names = failing[0] if one else ", ".join(failing[:-1]) + f" and {failing[-1]}"
+    return (f"your {names} {'fails its own check' if one else 'fail their own checks'}, "
+            f"and {name} runs {'it' if one else 'them'}: the difference may come from there. "
+            f"Make {'that check' if one else 'those checks'} pass first.")
 
 
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:
@@ -360,18 +388,17 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
 
 
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:
-    """``failure``, naming the learner's graded parts it runs that fail their own checks
-    (``info.uses``): the difference may be theirs, not this exercise's."""
-    failing = [h for h in info.uses if h not in set_aside and h != failure.raised_by
-               and subject.helper_passes(h) is False]
+    """``failure``, ending with the learner's graded parts it runs that fail their own
+    checks (``info.uses``) when its diagnosis is about something else (a catalogued mistake
+    or a relation): the difference may be theirs, not this exercise's."""
+    if failure.blamed:
+        return failure
+    failing = _culprits(info, subject, set_aside, failure.raised_by)
     if not failing:
         return failure
-    names = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + f" and {failing[-1]}"
-    verb = "fails its own check" if len(failing) == 1 else "fail their own checks"
-    return dataclasses.replace(failure, message=(
-        f"{failure.message}\n\nYour {names} {verb}, and {info.name} runs "
-        f"{'it' if len(failing) == 1 else 'them'}: the difference may come from there. Make "
-        f"{'that check' if len(failing) == 1 else 'those checks'} pass first."))
+    note = _blame(info.name, failing)
+    return dataclasses.replace(failure, message=f"{failure.message}\n\n{note[0].upper()}{note[1:]}",
+                               blamed=failing)
 
 
 def _set_aside_note(helpers: list[str]) -> str:
@@ -404,7 +431,7 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome
                 f"Smallest input where it goes wrong{case_title(case)}:",
                 describe_input(case),
             ]), raised_by=helper, stood_in=tuple(helpers))
-    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject)
+    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject, helpers)
     if failure is None:
         return None
     return dataclasses.replace(failure, message=f"{failure.message}\n\n{_set_aside_note(helpers)}",

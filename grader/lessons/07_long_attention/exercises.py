@@ -532,6 +532,7 @@ def decoder(**wrong):
 
 register(Exercise(
     name="decode_step",
+    uses=("KVCache",),
     probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step,
     cases=decode_cases,
