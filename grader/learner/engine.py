@@ -155,7 +155,7 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
             continue
         again = _related(exp, cmp, i, outcome, other)
         if again is None or (again.key or again.kind) != (found.key or found.kind):
-            return None, ""
+            return _probed(exp, subject, outcomes, failing), ""
         confirmed += 1
     if found.kind != "nan":
         return found, ""
