@@ -49,7 +49,8 @@ def test_axes_reversed_shifted_and_reordered_values_are_named():
     cube = RNG.normal(size=(2, 3, 4))
     k, text = kind(cube, np.swapaxes(cube, 0, 1))
     assert k == "axes" and "axes 0 and 1 swapped" in text
-    assert kind(SCORES, SCORES[::-1])[0] == "reversed"
+    assert kind(SCORES, SCORES[::-1])[0] == "reordered"
+    assert kind(SCORES, np.roll(SCORES, 1, axis=0))[0] == "reordered"
     rows = RNG.normal(size=(5, 2))
     later = np.vstack([RNG.normal(size=(1, 2)), rows[:-1]])
     assert kind(rows, later)[0] == "shifted"

@@ -31,7 +31,7 @@ from .comparisons import Comparison, Difference, comparison
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
-                        output_part, probe_cases, relate)
+                        output_part, probe_cases, relations)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -136,16 +136,14 @@ CONFIRMING = 2  # further failing cases a relation must also hold on, when there
 
 def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: list[Outcome],
               failing: int, diff: Difference) -> tuple[Relation | None, str]:
-    """The relation between the answer's result and the expected one on the failing case,
-    if one holds there and, in the same form (``Relation.key``), on the next failing
-    cases; and for NaN or inf, where the answer's code makes the first one (the case run
-    again with floating-point errors raised)."""
+    """The first relation that holds between the answer's result and the expected one on
+    the failing case and, in the same form (``Relation.key``), on the next failing cases;
+    else what the probes find. For NaN or inf, also where the answer's code makes the
+    first one (the case run again with floating-point errors raised)."""
     found = _related(exp, cmp, failing, outcomes[failing], diff)
-    if found is None:
-        return _probed(exp, subject, outcomes, failing), ""
     confirmed = 0
     for i in range(failing + 1, len(exp.cases)):
-        if confirmed == CONFIRMING:
+        if confirmed == CONFIRMING or not found:
             break
         case, expected, outcome = exp.cases[i], exp.expected[i], outcomes[i]
         if outcome.error is not None or expected.error is not None:
@@ -153,10 +151,12 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         other = cmp.differ(expected.value, outcome.value, case, against_reference=True)
         if other is None:
             continue
-        again = _related(exp, cmp, i, outcome, other)
-        if again is None or (again.key or again.kind) != (found.key or found.kind):
-            return _probed(exp, subject, outcomes, failing), ""
+        keys = {r.key or r.kind for r in _related(exp, cmp, i, outcome, other)}
+        found = [r for r in found if (r.key or r.kind) in keys]
         confirmed += 1
+    if not found:
+        return _probed(exp, subject, outcomes, failing), ""
+    found = found[0]
     if found.kind != "nan":
         return found, ""
     case = exp.cases[failing]
@@ -194,12 +194,12 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
 
 
 def _related(exp: Expectations, cmp: Comparison, i: int, outcome: Outcome,
-             diff: Difference) -> Relation | None:
+             diff: Difference) -> list[Relation]:
     pair = cmp.related(exp.expected[i].value, outcome.value, diff)
     if pair is None:
-        return None
+        return []
     case = exp.cases[i]
-    return relate(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
+    return relations(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:

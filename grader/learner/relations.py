@@ -18,8 +18,11 @@ the smallest failing case, and the first that holds is the message's diagnosis:
 * **normalised**: slices that sum to 1 along another axis than the expected ones;
 * **shifted**: the expected result moved by one position along an axis (off by one);
 * **prefix**: right on the first rows along an axis, wrong from some row on;
-* **reversed**, **order**: exactly the expected values, reversed along an axis or in
-  another order;
+* **reordered**, **order**: exactly the expected values, reversed or rotated along an
+  axis (new rows put in front), or in another order;
+* **extra axis**, **reduced**: the right values with an axis of length 1 too many or
+  missing, or not expanded to the full shape; or averaged (summed) over an axis that
+  should be kept;
 * **stale**, **counts calls**: an object's attribute that a call did not change, or
   that counts the calls (a cache after each append).
 
@@ -256,20 +259,70 @@ def _prefix(got, want, tol, quantities) -> Relation | None:
     return None
 
 
-def _reversed(got, want, tol) -> Relation | None:
+def _rows_moved(got, want, tol) -> Relation | None:
+    """The expected rows along an axis, reversed or rotated (new rows put in front)."""
     if got.shape != want.shape:
         return None
     for ax in range(want.ndim):
-        if want.shape[ax] > 1 and _close(got, np.flip(want, axis=ax), tol) and \
-                not _close(want, np.flip(want, axis=ax), tol):
-            return Relation("reversed", f"your result is the expected one in reverse order "
-                                        f"along axis {ax - want.ndim}: the newest first where "
-                                        f"the oldest should be, or a loop run backwards.",
-                            f"reversed:{ax - want.ndim}")
+        n = want.shape[ax]
+        if n < 2:
+            continue
+        if _close(got, np.flip(want, axis=ax), tol) and not _close(want, np.flip(want, axis=ax), tol):
+            return Relation("reordered", f"your result is the expected one in reverse order "
+                                         f"along axis {ax - want.ndim}: the newest first where "
+                                         f"the oldest should be, or a loop run backwards.",
+                            f"rows:{ax - want.ndim}")
+        for k in range(1, n):
+            rolled = np.roll(want, k, axis=ax)
+            if _close(got, rolled, tol) and not _close(want, rolled, tol):
+                return Relation("reordered", f"along axis {ax - want.ndim}, your result holds "
+                                             f"the expected rows in another order: the expected "
+                                             f"last {k} come first in yours (rows added in front "
+                                             f"instead of at the end?).", f"rows:{ax - want.ndim}")
     return None
 
 
-def _steps(got, want, tol, quantities) -> Relation | None:
+def _extra_axis(got, want, tol) -> Relation | None:
+    """The expected values with an axis of length 1 more or less, or a result that
+    broadcasts to the expected one without being expanded."""
+    if got.shape == want.shape:
+        return None
+    if got.size == want.size and _close(got.reshape(want.shape), want, tol) and \
+            tuple(d for d in got.shape if d != 1) == tuple(d for d in want.shape if d != 1):
+        which = "an extra axis" if got.ndim > want.ndim else "a missing axis"
+        return Relation("extra axis", f"your values are right, but your shape is "
+                                      f"{shape_str(got.shape)} where {shape_str(want.shape)} is "
+                                      f"expected: {which} of length 1.",
+                        "extra axis")
+    try:
+        spread = np.broadcast_to(got, want.shape)
+    except ValueError:
+        return None
+    if _close(spread, want, tol):
+        return Relation("extra axis", f"your shape is {shape_str(got.shape)}; broadcast to the "
+                                      f"expected {shape_str(want.shape)} it is right: expand it "
+                                      f"to the full shape (each query needs its own row).",
+                        "broadcast")
+    return None
+
+
+def _reduced(got, want, tol) -> Relation | None:
+    """The expected values averaged or summed over one axis (a dropped axis)."""
+    if got.ndim != want.ndim - 1:
+        return None
+    for ax in reversed(range(want.ndim)):  # the innermost such axis: batch axes come first
+        if want.shape[:ax] + want.shape[ax + 1:] != got.shape:
+            continue  # (an axis of length 1 too: averaging over it is dropping it)
+        for how, reduce in (("averaged", np.mean), ("summed", np.sum)):
+            if _close(got, reduce(want, axis=ax), _loose(tol)):
+                return Relation("reduced", f"your result is the expected one {how} over axis "
+                                           f"{ax - want.ndim} (of length {want.shape[ax]}): that "
+                                           f"axis should be kept, one slice per entry along it.",
+                                f"reduced:{ax - want.ndim}")
+    return None
+
+
+def _steps(got, want, tol, quantities) -> list[Relation] | None:
     """An object's attributes after each call (a list of dicts, one per call): a value
     that did not change with a call, a count that counts calls, or a relation inside
     the first call that differs."""
@@ -289,19 +342,16 @@ def _steps(got, want, tol, quantities) -> Relation | None:
             call = labels[k]
             if k > 0 and attr in got[k - 1] and difference(got[k - 1][attr], mine[attr], tol) \
                     is None and difference(want[k - 1][attr], value, tol) is not None:
-                return Relation("stale", f"{call}, your {attr} is what it was before that call: "
-                                         f"the call should change it, and yours does not.",
-                                f"stale:{attr}")
+                return [Relation("stale", f"{call}, your {attr} still holds what it held before "
+                                          f"that call: the call did not update it.",
+                                 f"stale:{attr}")]
             number = _array(mine[attr])
             if number is not None and number.size == 1 and float(number.ravel()[0]) == k + 1:
-                return Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number of "
-                                                f"calls so far; the expected {attr} counts "
-                                                f"something else.", f"calls:{attr}")
-            found = relate(value, mine[attr], tol, quantities)
-            if found is None:
-                return None
-            return Relation(found.kind, f"{call}, in {attr}, {found.text}",
-                            f"{found.key or found.kind}:{attr}")
+                return [Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number "
+                                                 f"of calls so far; the expected {attr} counts "
+                                                 f"something else.", f"calls:{attr}")]
+            return [Relation(r.kind, f"{call}, in {attr}, {r.text}", f"{r.key or r.kind}:{attr}")
+                    for r in relations(value, mine[attr], tol, quantities)]
     return None
 
 
@@ -478,15 +528,23 @@ def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
 def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
            outputs: tuple[str, ...] = ()) -> Relation | None:
     """The first relation that holds between ``got`` and the ``expected`` result of one
-    case, or None. A tuple result is related entry by entry: a swapped pair, else the
-    first entry that differs."""
+    case, or None (:func:`relations` lists them all, in order)."""
+    return next(iter(relations(expected, got, tol, quantities, outputs)), None)
+
+
+def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
+              outputs: tuple[str, ...] = ()) -> list[Relation]:
+    """Every relation that holds between ``got`` and the ``expected`` result of one case,
+    the most telling first. A tuple or dict result is related entry by entry: a swapped
+    pair, else the first entry that differs; an object's attributes call by call."""
     quantities = quantities or {}
+    out: list[Relation] = []
     stepped = _steps(to_numpy(got), to_numpy(expected), tol, quantities)
     if stepped is not None:
         return stepped
     swapped = _swapped(got, expected, tol, outputs)
     if swapped is not None:
-        return swapped
+        out.append(swapped)
     e, g = to_numpy(expected), to_numpy(got)
     if isinstance(e, dict) and isinstance(g, dict) and set(e) <= set(g):
         pairs = [(str(k), e[k], g[k]) for k in e]
@@ -498,36 +556,35 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     if pairs is not None:
         for name, want, mine in pairs:
             if difference(want, mine, tol) is not None:
-                found = relate(want, mine, tol, quantities)
-                if found is None:
-                    return None
-                return Relation(found.kind, f"in {name}, {found.text}",
-                                f"{found.key or found.kind}:{name}")
-        return None
+                out += [Relation(r.kind, f"in {name}, {r.text}", f"{r.key or r.kind}:{name}")
+                        for r in relations(want, mine, tol, quantities)]
+                break
+        return out
     typed = _type(got, expected, tol) or _inverted(g, e)
     if typed is not None:
-        return typed
+        return out + [typed]
     want, mine = _array(e), _array(g)
     if want is None or mine is None:
-        return None
+        return out
     if mine.shape == want.shape:
         nan = _nan(mine, want)
         if nan is not None:
-            return nan
+            return out + [nan]
     for test in (lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
                  lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
+                 lambda: _extra_axis(mine, want, tol), lambda: _reduced(mine, want, tol),
+                 lambda: _rows_moved(mine, want, tol),
                  lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
-                 lambda: _diagonal(mine, want, tol),
-                 lambda: _reversed(mine, want, tol), lambda: _order(mine, want, tol),
+                 lambda: _diagonal(mine, want, tol), lambda: _order(mine, want, tol),
                  lambda: _prefix(mine, want, tol, quantities)):
         with np.errstate(all="ignore"):
             found = test()
         if found is not None:
-            return found
-    return None
+            out.append(found)
+    return out
 
 
-__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate"]
+__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate", "relations"]
 
 
 # ----------------------------------------------------------------------------- dependence, by probes
