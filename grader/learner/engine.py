@@ -31,7 +31,7 @@ from .comparisons import Comparison, Difference, comparison
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
-                        output_part, probe_cases, relations)
+                        output_part, probe_cases, raises_by_axes, relations, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -155,7 +155,10 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         found = [r for r in found if (r.key or r.kind) in keys]
         confirmed += 1
     if not found:
-        return _probed(exp, subject, outcomes, failing), ""
+        swaps = exp.cases[failing].meta.get("swaps")
+        swapped = substituted(swaps, outcomes[failing].value, exp.cases[failing].tol) \
+            if swaps else None
+        return swapped or _probed(exp, subject, outcomes, failing), ""
     found = found[0]
     if found.kind != "nan":
         return found, ""
@@ -341,11 +344,14 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            blamed = () if mistake else _culprits(exp.info, subject, set_aside, err.helper)
-            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
+            by_axes = None if mistake else raises_by_axes(cases, outcomes, i)
+            blamed = () if mistake or by_axes else \
+                _culprits(exp.info, subject, set_aside, err.helper)
+            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else \
+                (f"Diagnosis: {by_axes.text}" if by_axes else "")
             return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
-                           blamed=blamed)
+                           blamed=blamed, relation=by_axes.kind if by_axes else "")
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)

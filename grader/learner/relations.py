@@ -620,6 +620,34 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
     return out
 
 
+def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
+    """``case`` with one argument named in ``args`` passed in the place of another of the
+    same shape and dtype: ``(used, instead of, case)`` for every such ordered pair."""
+    where = {n: case.names.index(n) for n in args if n in case.names and
+             case.names.index(n) < len(case.args)}
+    arrays = {n: to_numpy(case.args[i]) for n, i in where.items()}
+    out = []
+    for used, a in arrays.items():
+        for instead, b in arrays.items():
+            if used != instead and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
+                    and a.shape == b.shape and a.dtype == b.dtype and not np.array_equal(a, b):
+                args_ = list(case.args)
+                args_[where[instead]] = case.args[where[used]]
+                out.append((used, instead, case.with_args(tuple(args_))))
+    return out
+
+
+def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
+    """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
+    for used, instead, value in swaps:
+        if difference(value, got, tol) is None:
+            return Relation("substituted", f"your result is what the expected one would be with "
+                                           f"{used} passed in the place of {instead}: your code "
+                                           f"uses {used} where {instead} belongs.",
+                            f"substituted:{used}:{instead}")
+    return None
+
+
 def output_part(value):
     """The part of a result whose positions a probe reads: an attention's output (the
     first item of a tuple, the returned value of an observed call), as a float array."""
@@ -711,3 +739,39 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
                                       f"(a mask or a range that leaves it out?).",
                             f"misses:{name}")
     return None
+
+
+def _axes_of(case) -> tuple[int, ...]:
+    """The number of axes of each array argument of ``case`` (lists read as arrays)."""
+    out = []
+    for arg in case.args:
+        a = to_numpy(arg)
+        if isinstance(a, (np.ndarray, list)) and not (isinstance(a, list) and not a):
+            try:
+                out.append(np.ndim(a))
+            except ValueError:
+                out.append(-1)
+    return tuple(out)
+
+
+def raises_by_axes(cases, outcomes, failing: int) -> Relation | None:
+    """An answer that raises on the failing case and on every case whose arrays have as
+    many axes as its, and works on cases with another number of axes: it assumes one
+    number of axes (no batch axis, or exactly one)."""
+    err = outcomes[failing].error
+    if err is None:
+        return None
+    shape = _axes_of(cases[failing])
+    raised = {_axes_of(c) for c, o in zip(cases, outcomes)
+              if o.error is not None and o.error.type == err.type}
+    worked = {_axes_of(c) for c, o in zip(cases, outcomes) if o.error is None}
+    if not worked or not shape or raised & worked:
+        return None
+    count = lambda s: " and ".join(sorted({str(n) for n in s}))  # noqa: E731
+    fails = sorted({n for s in raised for n in s})
+    works = sorted({n for s in worked for n in s})
+    return Relation("axes count", f"your function raises on inputs whose arrays have "
+                                  f"{count(shape)} axes, like this one, and works on inputs with "
+                                  f"{', '.join(map(str, works))} axes: it assumes a fixed number of "
+                                  f"axes. Let any number of leading (batch) axes through.",
+                    f"axes count:{fails}")
