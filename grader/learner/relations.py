@@ -419,6 +419,18 @@ def _type(got, want, tol) -> Relation | None:
                                         "1/3 as 1/3. Keep every step in Fraction (a float "
                                         "anywhere turns the rest into floats).")
         return None
+    w, g = want, got
+    if isinstance(w, list) and isinstance(g, (list, tuple)) and len(w) == len(g) and w and \
+            all(isinstance(v, float) for v in w):
+        boxed = [v for v in g if isinstance(to_numpy(v), np.ndarray)]
+        numbers = [_array(v) for v in g]
+        if boxed and all(a is not None and a.size == 1 for a in numbers) and \
+                _close(np.array([float(a.ravel()[0]) for a in numbers]), np.array(w), tol):
+            kind = "tensors" if type(boxed[0]).__module__.startswith("torch") else "arrays"
+            return Relation("type", f"your numbers are right, but your list holds {kind} of one "
+                                    f"number where Python floats are expected: take each number "
+                                    f"out (`.item()`).")
+        return None
     w, g = to_numpy(want), to_numpy(got)
     if isinstance(w, np.ndarray) and w.dtype == bool and not isinstance(g, bool):
         a = _array(g)
