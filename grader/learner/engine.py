@@ -344,7 +344,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            by_axes = None if mistake else raises_by_axes(cases, outcomes, i)
+            by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
             blamed = () if mistake or by_axes else \
                 _culprits(exp.info, subject, set_aside, err.helper)
             blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else \
@@ -358,7 +358,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         if diff:
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
-                _relation(exp, cmp, subject, outcomes, i, diff)
+                (_safely(_relation, exp, cmp, subject, outcomes, i, diff) or (None, ""))
             blamed = () if mistake or relation else _culprits(exp.info, subject, set_aside)
             blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
             return Verdict(False, fitted(lambda: _wrong_value_message(
@@ -366,6 +366,15 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
                            mistake=mistake.name if mistake else "",
                            relation=relation.kind if relation else "", blamed=blamed)
     return None
+
+
+def _safely(find, *args):
+    """``find(*args)``, or None if it raises: a relation that cannot be worked out names
+    nothing, and never keeps the check from its verdict."""
+    try:
+        return find(*args)
+    except Exception:  # noqa: BLE001 (any input a learner's result may hold)
+        return None
 
 
 def _culprits(info, subject: Subject, set_aside, raised_by: str = "") -> tuple[str, ...]:

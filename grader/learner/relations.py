@@ -634,11 +634,18 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
 
 def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
     """``case`` with one argument named in ``args`` passed in the place of another of the
-    same shape and dtype: ``(used, instead of, case)`` for every such ordered pair."""
+    same shape and dtype, or a square one transposed in its own place: ``(used, instead
+    of, case)`` for every such pair."""
     where = {n: case.names.index(n) for n in args if n in case.names and
              case.names.index(n) < len(case.args)}
     arrays = {n: to_numpy(case.args[i]) for n, i in where.items()}
     out = []
+    for name, a in arrays.items():  # a square matrix passed transposed
+        if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == a.shape[1] > 1 and \
+                not np.array_equal(a, a.T):
+            args_ = list(case.args)
+            args_[where[name]] = np.ascontiguousarray(a.T)
+            out.append((f"{name}ᵀ", name, case.with_args(tuple(args_))))
     for used, a in arrays.items():
         for instead, b in arrays.items():
             if used != instead and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
@@ -753,37 +760,40 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
     return None
 
 
-def _axes_of(case) -> tuple[int, ...]:
-    """The number of axes of each array argument of ``case`` (lists read as arrays)."""
+def _axes_of(case) -> tuple[tuple[str, int], ...]:
+    """Each array argument of ``case`` and its number of axes (lists read as arrays)."""
     out = []
-    for arg in case.args:
+    for i, arg in enumerate(case.args):
         a = to_numpy(arg)
         if isinstance(a, (np.ndarray, list)) and not (isinstance(a, list) and not a):
             try:
-                out.append(np.ndim(a))
+                n = np.ndim(a)
             except ValueError:
-                out.append(-1)
+                continue
+            out.append((case.names[i] if i < len(case.names) else f"argument {i + 1}", n))
     return tuple(out)
+
+
+def _axes_text(shape: tuple[tuple[str, int], ...]) -> str:
+    parts = [f"{name} has {n} ax{'i' if n == 1 else 'e'}s" for name, n in shape]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
 
 
 def raises_by_axes(cases, outcomes, failing: int) -> Relation | None:
     """An answer that raises on the failing case and on every case whose arrays have as
-    many axes as its, and works on cases with another number of axes: it assumes one
-    number of axes (no batch axis, or exactly one)."""
+    many axes as its, and works on cases with other numbers of axes: it assumes one number
+    of axes (no batch axis, or exactly one)."""
     err = outcomes[failing].error
     if err is None:
         return None
     shape = _axes_of(cases[failing])
     raised = {_axes_of(c) for c, o in zip(cases, outcomes)
               if o.error is not None and o.error.type == err.type}
-    worked = {_axes_of(c) for c, o in zip(cases, outcomes) if o.error is None}
-    if not worked or not shape or raised & worked:
+    worked = sorted({_axes_of(c) for c, o in zip(cases, outcomes) if o.error is None} - {()})
+    if not worked or not shape or raised & set(worked):
         return None
-    count = lambda s: " and ".join(sorted({str(n) for n in s}))  # noqa: E731
-    fails = sorted({n for s in raised for n in s})
-    works = sorted({n for s in worked for n in s})
-    return Relation("axes count", f"your function raises on inputs whose arrays have "
-                                  f"{count(shape)} axes, like this one, and works on inputs with "
-                                  f"{', '.join(map(str, works))} axes: it assumes a fixed number of "
-                                  f"axes. Let any number of leading (batch) axes through.",
-                    f"axes count:{fails}")
+    return Relation("axes count", f"your function raises on this input, where "
+                                  f"{_axes_text(shape)}, and works where "
+                                  f"{_axes_text(worked[0])}: it assumes a fixed number of axes. "
+                                  f"Let any number of leading (batch) axes through, none "
+                                  f"included.", f"axes count:{sorted(raised)}")
