@@ -277,3 +277,43 @@ def test_a_relation_that_fails_to_compute_never_stops_the_check(monkeypatch):
     verdict = live("attention_scores", "def attention_scores(Q, K):\n"
                    "    return Q @ np.swapaxes(K, -1, -2) * np.sqrt(K.shape[-1])\n")
     assert not verdict.passed and verdict.relation == ""
+
+
+TEXT_FIELDS = {"message", "note", "text", "gist", "hint"}
+READERS = {"split", "startswith", "endswith", "find", "index", "count", "partition"}
+
+
+def text_reads(source: str) -> list[str]:
+    """Where ``source`` decides from words: ``x in <a>.message``, ``<a>.note.split(...)``,
+    a regular expression run on a message, and the like."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+            for side in node.comparators:
+                if isinstance(side, ast.Attribute) and side.attr in TEXT_FIELDS:
+                    found.append(f"line {node.lineno}: `in ….{side.attr}`")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            target = node.func.value
+            if node.func.attr in READERS and isinstance(target, ast.Attribute) and \
+                    target.attr in TEXT_FIELDS:
+                found.append(f"line {node.lineno}: `.{target.attr}.{node.func.attr}(…)`")
+            if isinstance(target, ast.Name) and target.id == "re":
+                found.append(f"line {node.lineno}: `re.{node.func.attr}(…)`")
+    return found
+
+
+def test_the_engine_decides_nothing_from_message_text():
+    from pathlib import Path
+
+    import grader.learner.engine as engine
+    import grader.learner.relations as relations
+
+    for module in (engine, relations):
+        assert text_reads(Path(module.__file__).read_text()) == [], module.__name__
+    # What the gate catches: the three readings the engine once made.
+    planted = ('if case.note and "large" in case.note: pass\n'
+               'helper = err.message.split("(", 1)[0]\n'
+               'also = re.match("x", got)\n')
+    assert len(text_reads(planted)) == 3
