@@ -142,7 +142,8 @@ def test_a_nan_names_the_line_of_the_learners_code_that_makes_it():
     with np.errstate(all="ignore"):
         verdict = judge(exp, LocalSubject(space["weights"], exp.info.driver, "weights"))
     assert verdict.relation == "nan", verdict.message
-    assert "The first one is made at line 3 of your code" in verdict.message
+    assert "The first one is made here (overflow encountered in exp):\n  at line 3 of your code" \
+        in verdict.message
     assert "overflow" in verdict.message
 
 

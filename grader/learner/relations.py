@@ -747,7 +747,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
             return Relation("misses", f"changing {what} does not change your result at all, "
                                       f"but it changes the expected one: your code never reads "
                                       f"{what}. A range, a loop or a mask that stops too "
-                                      f"early?", f"misses:{name}")
+                                      f"early?", f"misses:{name}" + (":suffix" if suffix else ""))
         if partly and positions >= 2:
             row, missing = partly[0]
             at = ", ".join(map(str, missing[:4]))
