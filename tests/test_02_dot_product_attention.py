@@ -349,7 +349,7 @@ def softmax_without_axis(x, axis=-1):
 
 def test_ignoring_the_axis_argument_is_named():
     message = failure("softmax", softmax_without_axis)
-    assert "axis =\n    0" in message
+    assert "axis = 0" in message  # a number on the line of its name
     assert "Diagnosis: your result sums to 1 along axis -1, but the expected one sums to 1 " \
            "along axis -2: you normalise over the wrong axis." in message
 

@@ -217,8 +217,8 @@ def test_attention_by_hand_names_the_first_step_that_differs():
 
 def _blocks(message: str) -> tuple[str, str]:
     """The 'Expected:' and 'Your function returned:' blocks of a failure message."""
-    expected = message.split("Expected:\n", 1)[1].split("Your function returned:\n", 1)[0]
-    returned = message.split("Your function returned:\n", 1)[1].split("What differs:", 1)[0]
+    expected = message.split("Expected:", 1)[1].split("Your function returned:", 1)[0]
+    returned = message.split("Your function returned:", 1)[1].split("What differs:", 1)[0]
     return expected, returned
 
 

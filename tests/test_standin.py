@@ -258,7 +258,10 @@ def test_a_module_that_runs_a_failing_graded_part_names_it():
     assert not verdict("Block", ns["Block"]).passed
     v = verdict("TinyTransformer", ns["TinyTransformer"])
     assert not v.passed
-    assert "Your Block fails its own check, and TinyTransformer runs it" in v.message, v.message
+    # Nothing else names the difference, so that is the diagnosis, before the input.
+    assert "Diagnosis: your Block fails its own check, and TinyTransformer runs it" in v.message
+    assert v.message.index("Diagnosis:") < v.message.index("Smallest input")
+    assert v.blamed == ("Block",)
 
 
 # ----------------------------------------------------------------------------- helpers of helpers

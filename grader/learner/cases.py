@@ -164,7 +164,8 @@ class Verdict:
     ``relation``, the kind of relation between the result and the expected one that the
     message names (``grader.learner.relations``); ``raised_by``, the learner's helper
     whose error or missing code the message is about; ``stood_in``, the helpers whose
-    reference results stood in for the learner's own.
+    reference results stood in for the learner's own; ``blamed``, the learner's graded
+    parts this one runs that fail their own checks, which the message names.
     """
 
     passed: bool
@@ -173,6 +174,7 @@ class Verdict:
     relation: str = ""
     raised_by: str = ""
     stood_in: tuple[str, ...] = ()
+    blamed: tuple[str, ...] = ()
 
 
 @dataclass

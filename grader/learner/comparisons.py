@@ -359,10 +359,6 @@ class Named(Comparison):
 class Losses(Comparison):
     """One float per training step."""
 
-    def related(self, expected, actual, diff):
-        return None  # judged by what the values mean, not entry by entry
-
-
     def differ(self, expected, actual, case, against_reference=True):
         text = self._text(expected, actual, case)
         return Difference(text) if text else None

@@ -31,7 +31,7 @@ from .comparisons import Comparison, Difference, comparison
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
-                        output_part, probe_cases, relate)
+                        output_part, probe_cases, raises_by_axes, relations, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -104,13 +104,15 @@ def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = 
 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake,
-                         relation: Relation | None, first_bad: str) -> str:
+                         relation: Relation | None, first_bad: str, blame: str = "") -> str:
     name = exp.info.name
     remark = f". {diff.remark.rstrip('.')}" if diff.remark and mistake is None else ""
     if mistake is not None:
         diag = f"Diagnosis: {mistake.message}"
     elif relation is not None:
         diag = f"Diagnosis: {relation.text}{first_bad}"
+    elif blame:
+        diag = blame
     else:
         diag = _diagnosis(exp, None) if diff.hint else ""
     want, got, (right, also) = cmp.show_pair(expected.value, outcome.value, case, diff)
@@ -134,16 +136,14 @@ CONFIRMING = 2  # further failing cases a relation must also hold on, when there
 
 def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: list[Outcome],
               failing: int, diff: Difference) -> tuple[Relation | None, str]:
-    """The relation between the answer's result and the expected one on the failing case,
-    if one holds there and, in the same form (``Relation.key``), on the next failing
-    cases; and for NaN or inf, where the answer's code makes the first one (the case run
-    again with floating-point errors raised)."""
+    """The first relation that holds between the answer's result and the expected one on
+    the failing case and, in the same form (``Relation.key``), on the next failing cases;
+    else what the probes find. For NaN or inf, also where the answer's code makes the
+    first one (the case run again with floating-point errors raised)."""
     found = _related(exp, cmp, failing, outcomes[failing], diff)
-    if found is None:
-        return _probed(exp, subject, outcomes, failing), ""
     confirmed = 0
     for i in range(failing + 1, len(exp.cases)):
-        if confirmed == CONFIRMING:
+        if confirmed == CONFIRMING or not found:
             break
         case, expected, outcome = exp.cases[i], exp.expected[i], outcomes[i]
         if outcome.error is not None or expected.error is not None:
@@ -151,10 +151,15 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         other = cmp.differ(expected.value, outcome.value, case, against_reference=True)
         if other is None:
             continue
-        again = _related(exp, cmp, i, outcome, other)
-        if again is None or (again.key or again.kind) != (found.key or found.kind):
-            return None, ""
+        keys = {r.key or r.kind for r in _related(exp, cmp, i, outcome, other)}
+        found = [r for r in found if (r.key or r.kind) in keys]
         confirmed += 1
+    if not found:
+        swaps = exp.cases[failing].meta.get("swaps")
+        swapped = substituted(swaps, outcomes[failing].value, exp.cases[failing].tol) \
+            if swaps else None
+        return swapped or _probed(exp, subject, outcomes, failing), ""
+    found = found[0]
     if found.kind != "nan":
         return found, ""
     case = exp.cases[failing]
@@ -162,7 +167,7 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     err = rerun[0].error if rerun else None
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
-    return found, f" The first one is made at {err.where} ({err.message})."
+    return found, f" The first one is made here ({err.message}):\n  at {err.where}"
 
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
@@ -170,34 +175,51 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     """The dependence relation on the failing case, if its reference dependence is
     recorded (``Case.meta["depends"]``): the answer is run again with one row of an
     argument changed at a time, and what changes is compared with what the reference
-    changes."""
-    case, outcome = exp.cases[failing], outcomes[failing]
-    depends = case.meta.get("depends")
-    if depends and outcome.error is None:
-        names = tuple(dict.fromkeys(name for name, _, _ in depends))
-        probes = probe_cases(case, names)
-        if [(n, r) for n, r, _ in probes] != [(n, r) for n, r, _ in depends]:
-            return None
-        results = subject.run([p for _, _, p in probes])
-        mine = {(n, r): None if res.error is not None else
-                changed_positions(outcome.value, res.value, case.tol)
-                for (n, r, _), res in zip(probes, results)}
-        sizes = {n: np.shape(case.args[case.names.index(n)])[-2]
-                 for n in names if np.ndim(case.args[case.names.index(n)]) >= 2}
-        out = output_part(outcome.value)
-        positions = out.shape[-2] if out is not None and out.ndim >= 2 else 1
-        return dependence({(n, r): list(moved) for n, r, moved in depends}, mine, sizes,
-                          positions)
+    changes. A relation about single positions must hold, in the same form, on the next
+    probed failing case too: a softmax saturated by one case's numbers can hide a
+    dependence that is there."""
+    found = _probe(exp, subject, outcomes, failing)
+    if found is None or found.kind == "ignores" or found.key.endswith(":suffix"):
+        return found
+    for i in range(failing + 1, len(exp.cases)):
+        if not exp.cases[i].meta.get("depends") or outcomes[i].error is not None:
+            continue
+        if exp.expected[i].error is None and comparison(exp.info.compare).differ(
+                exp.expected[i].value, outcomes[i].value, exp.cases[i]) is None:
+            continue
+        again = _probe(exp, subject, outcomes, i)
+        return found if again is not None and again.key == found.key else None
     return None
 
 
+def _probe(exp: Expectations, subject: Subject, outcomes: list[Outcome],
+           i: int) -> Relation | None:
+    case, outcome = exp.cases[i], outcomes[i]
+    depends = case.meta.get("depends")
+    if not depends or outcome.error is not None:
+        return None
+    names = tuple(dict.fromkeys(name for name, _, _ in depends))
+    probes = probe_cases(case, names)
+    if [(n, r) for n, r, _ in probes] != [(n, r) for n, r, _ in depends]:
+        return None
+    results = subject.run([p for _, _, p in probes])
+    mine = {(n, r): None if res.error is not None else
+            changed_positions(outcome.value, res.value, case.tol)
+            for (n, r, _), res in zip(probes, results)}
+    sizes = {n: np.shape(case.args[case.names.index(n)])[-2]
+             for n in names if np.ndim(case.args[case.names.index(n)]) >= 2}
+    out = output_part(outcome.value)
+    positions = out.shape[-2] if out is not None and out.ndim >= 2 else 1
+    return dependence({(n, r): list(moved) for n, r, moved in depends}, mine, sizes, positions)
+
+
 def _related(exp: Expectations, cmp: Comparison, i: int, outcome: Outcome,
-             diff: Difference) -> Relation | None:
+             diff: Difference) -> list[Relation]:
     pair = cmp.related(exp.expected[i].value, outcome.value, diff)
     if pair is None:
-        return None
+        return []
     case = exp.cases[i]
-    return relate(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
+    return relations(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:
@@ -208,25 +230,27 @@ def not_implemented_message(name: str, error: ErrorInfo) -> str:
             f"code, then run this cell again.")
 
 
-def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake) -> str:
+def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
+                   blame: str = "") -> str:
     err = outcome.error
     name = exp.info.name
     if err.not_implemented:
         return not_implemented_message(name, err)
     where = f"\n  at {err.where}" if err.where else ""
-    diag = _diagnosis(exp, mistake)
-    lines = [f"{name} raised {err.type}: {err.message}{where}", ""] + ([diag, ""] if diag else []) + [
-        f"It raised on this input{case_title(case)}:",
-        describe_input(case),
-    ]
-    if mistake is None and err.type == "ValueError":
-        lines += ["", "This input is valid: the reference returns a result for it. If the ValueError",
-                  "comes from one of your own checks, its condition is too strict; otherwise",
-                  "look at the shapes your code combines."]
-    elif mistake is None and err.type == "IndexError":
-        lines += ["", "Check the ranges you loop over and the shapes you index with; this input",
-                  "may not be square."]
-    return "\n".join(lines)
+    if mistake is not None or blame:
+        diag = [f"Diagnosis: {mistake.message}" if mistake is not None else blame]
+    else:
+        diag = [_diagnosis(exp, None)] if exp.info.hint else []
+        if err.type == "ValueError":
+            diag += ["This input is valid: the reference returns a result for it. If the "
+                     "ValueError comes from one of your own checks, its condition is too "
+                     "strict; otherwise look at the shapes your code combines."]
+        elif err.type == "IndexError":
+            diag += ["Check the ranges you loop over and the shapes you index with; this input "
+                     "may not be square."]
+    return "\n".join([f"{name} raised {err.type}: {err.message}{where}", ""] +
+                     ([*diag, ""] if diag else []) +
+                     [f"It raised on this input{case_title(case)}:", describe_input(case)])
 
 
 def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:
@@ -325,8 +349,11 @@ def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Ver
 
 
 def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
-                   outcomes: list[Outcome], subject: Subject) -> Verdict | None:
-    """The failing verdict on the first case that goes wrong, or None."""
+                   outcomes: list[Outcome], subject: Subject,
+                   set_aside: list[str] = ()) -> Verdict | None:
+    """The failing verdict on the first case that goes wrong, or None. With no catalogued
+    mistake and no relation, the diagnosis names the learner's graded parts this one runs
+    that fail their own checks (``ExerciseInfo.uses``), if any."""
     name = exp.info.name
     for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
         err = outcome.error
@@ -334,20 +361,53 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
-            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake)),
-                           mistake=mistake.name if mistake else "", raised_by=err.helper)
+            by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
+            blamed = () if mistake or by_axes else \
+                _culprits(exp.info, subject, set_aside, err.helper)
+            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else \
+                (f"Diagnosis: {by_axes.text}" if by_axes else "")
+            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
+                           mistake=mistake.name if mistake else "", raised_by=err.helper,
+                           blamed=blamed, relation=by_axes.kind if by_axes else "")
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
         if diff:
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
-                _relation(exp, cmp, subject, outcomes, i, diff)
+                (_safely(_relation, exp, cmp, subject, outcomes, i, diff) or (None, ""))
+            blamed = () if mistake or relation else _culprits(exp.info, subject, set_aside)
+            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
             return Verdict(False, fitted(lambda: _wrong_value_message(
-                exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad)),
+                exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
-                           relation=relation.kind if relation else "")
+                           relation=relation.kind if relation else "", blamed=blamed)
     return None
+
+
+def _safely(find, *args):
+    """``find(*args)``, or None if it raises: a relation that cannot be worked out names
+    nothing, and never keeps the check from its verdict."""
+    try:
+        return find(*args)
+    except Exception:  # noqa: BLE001 (any input a learner's result may hold)
+        return None
+
+
+def _culprits(info, subject: Subject, set_aside, raised_by: str = "") -> tuple[str, ...]:
+    """The learner's graded parts ``info`` runs (``uses``) that fail their own checks."""
+    return tuple(h for h in info.uses if h not in set_aside and h != raised_by
+                 and subject.helper_passes(h) is False)
+
+
+def _blame(name: str, failing: tuple[str, ...]) -> str:
+    if not failing:
+        return ""
+    one = len(failing) == 1
+    names = failing[0] if one else ", ".join(failing[:-1]) + f" and {failing[-1]}"
+    return (f"your {names} {'fails its own check' if one else 'fail their own checks'}, "
+            f"and {name} runs {'it' if one else 'them'}: the difference may come from there. "
+            f"Make {'that check' if one else 'those checks'} pass first.")
 
 
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:
@@ -360,18 +420,17 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
 
 
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:
-    """``failure``, naming the learner's graded parts it runs that fail their own checks
-    (``info.uses``): the difference may be theirs, not this exercise's."""
-    failing = [h for h in info.uses if h not in set_aside and h != failure.raised_by
-               and subject.helper_passes(h) is False]
+    """``failure``, ending with the learner's graded parts it runs that fail their own
+    checks (``info.uses``) when its diagnosis is about something else (a catalogued mistake
+    or a relation): the difference may be theirs, not this exercise's."""
+    if failure.blamed:
+        return failure
+    failing = _culprits(info, subject, set_aside, failure.raised_by)
     if not failing:
         return failure
-    names = failing[0] if len(failing) == 1 else ", ".join(failing[:-1]) + f" and {failing[-1]}"
-    verb = "fails its own check" if len(failing) == 1 else "fail their own checks"
-    return dataclasses.replace(failure, message=(
-        f"{failure.message}\n\nYour {names} {verb}, and {info.name} runs "
-        f"{'it' if len(failing) == 1 else 'them'}: the difference may come from there. Make "
-        f"{'that check' if len(failing) == 1 else 'those checks'} pass first."))
+    note = _blame(info.name, failing)
+    return dataclasses.replace(failure, message=f"{failure.message}\n\n{note[0].upper()}{note[1:]}",
+                               blamed=failing)
 
 
 def _set_aside_note(helpers: list[str]) -> str:
@@ -404,7 +463,7 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome
                 f"Smallest input where it goes wrong{case_title(case)}:",
                 describe_input(case),
             ]), raised_by=helper, stood_in=tuple(helpers))
-    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject)
+    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject, helpers)
     if failure is None:
         return None
     return dataclasses.replace(failure, message=f"{failure.message}\n\n{_set_aside_note(helpers)}",

@@ -263,14 +263,16 @@ def describe_input(case: Case) -> str:
             parts.append(f"  {name} = {_random_input(arg)}")
             continue
         shown = fmt_value(arg)
-        if _COMPACT.get() and "\n" not in shown:
+        if "\n" not in shown and (_COMPACT.get() or not isinstance(to_numpy(arg), (np.ndarray, list))):
             parts.append(f"  {name}{kind} = {shown.strip()}")
         elif _COMPACT.get() >= 2 and _summary(arg):
             parts.append(f"  {name} = {_summary(arg)}")
         else:
             parts.append(f"  {name}{kind} =\n{shown}")
     for key, val in case.kwargs.items():
-        parts.append(f"  {key} =\n{fmt_value(val)}")
+        shown = fmt_value(val)
+        one = "\n" not in shown and (_COMPACT.get() or not isinstance(to_numpy(val), np.ndarray))
+        parts.append(f"  {key} = {shown.strip()}" if one else f"  {key} =\n{shown}")
     return "\n".join(parts)
 
 

@@ -18,8 +18,11 @@ the smallest failing case, and the first that holds is the message's diagnosis:
 * **normalised**: slices that sum to 1 along another axis than the expected ones;
 * **shifted**: the expected result moved by one position along an axis (off by one);
 * **prefix**: right on the first rows along an axis, wrong from some row on;
-* **reversed**, **order**: exactly the expected values, reversed along an axis or in
-  another order;
+* **reordered**, **order**: exactly the expected values, reversed or rotated along an
+  axis (new rows put in front), or in another order;
+* **extra axis**, **reduced**: the right values with an axis of length 1 too many or
+  missing, or not expanded to the full shape; or averaged (summed) over an axis that
+  should be kept;
 * **stale**, **counts calls**: an object's attribute that a call did not change, or
   that counts the calls (a cache after each append).
 
@@ -256,20 +259,70 @@ def _prefix(got, want, tol, quantities) -> Relation | None:
     return None
 
 
-def _reversed(got, want, tol) -> Relation | None:
+def _rows_moved(got, want, tol) -> Relation | None:
+    """The expected rows along an axis, reversed or rotated (new rows put in front)."""
     if got.shape != want.shape:
         return None
     for ax in range(want.ndim):
-        if want.shape[ax] > 1 and _close(got, np.flip(want, axis=ax), tol) and \
-                not _close(want, np.flip(want, axis=ax), tol):
-            return Relation("reversed", f"your result is the expected one in reverse order "
-                                        f"along axis {ax - want.ndim}: the newest first where "
-                                        f"the oldest should be, or a loop run backwards.",
-                            f"reversed:{ax - want.ndim}")
+        n = want.shape[ax]
+        if n < 2:
+            continue
+        if _close(got, np.flip(want, axis=ax), tol) and not _close(want, np.flip(want, axis=ax), tol):
+            return Relation("reordered", f"your result is the expected one in reverse order "
+                                         f"along axis {ax - want.ndim}: the newest first where "
+                                         f"the oldest should be, or a loop run backwards.",
+                            f"rows:{ax - want.ndim}")
+        for k in range(1, n):
+            rolled = np.roll(want, k, axis=ax)
+            if _close(got, rolled, tol) and not _close(want, rolled, tol):
+                return Relation("reordered", f"along axis {ax - want.ndim}, your result holds "
+                                             f"the expected rows in another order: the expected "
+                                             f"last {k} come first in yours (rows added in front "
+                                             f"instead of at the end?).", f"rows:{ax - want.ndim}")
     return None
 
 
-def _steps(got, want, tol, quantities) -> Relation | None:
+def _extra_axis(got, want, tol) -> Relation | None:
+    """The expected values with an axis of length 1 more or less, or a result that
+    broadcasts to the expected one without being expanded."""
+    if got.shape == want.shape:
+        return None
+    if got.size == want.size and _close(got.reshape(want.shape), want, tol) and \
+            tuple(d for d in got.shape if d != 1) == tuple(d for d in want.shape if d != 1):
+        which = "an extra axis" if got.ndim > want.ndim else "a missing axis"
+        return Relation("extra axis", f"your values are right, but your shape is "
+                                      f"{shape_str(got.shape)} where {shape_str(want.shape)} is "
+                                      f"expected: {which} of length 1.",
+                        "extra axis")
+    try:
+        spread = np.broadcast_to(got, want.shape)
+    except ValueError:
+        return None
+    if _close(spread, want, tol):
+        return Relation("extra axis", f"your shape is {shape_str(got.shape)}; broadcast to the "
+                                      f"expected {shape_str(want.shape)} it is right: expand it "
+                                      f"to the full shape (each query needs its own row).",
+                        "broadcast")
+    return None
+
+
+def _reduced(got, want, tol) -> Relation | None:
+    """The expected values averaged or summed over one axis (a dropped axis)."""
+    if got.ndim != want.ndim - 1:
+        return None
+    for ax in reversed(range(want.ndim)):  # the innermost such axis: batch axes come first
+        if want.shape[:ax] + want.shape[ax + 1:] != got.shape:
+            continue  # (an axis of length 1 too: averaging over it is dropping it)
+        for how, reduce in (("averaged", np.mean), ("summed", np.sum)):
+            if _close(got, reduce(want, axis=ax), _loose(tol)):
+                return Relation("reduced", f"your result is the expected one {how} over axis "
+                                           f"{ax - want.ndim} (of length {want.shape[ax]}): that "
+                                           f"axis should be kept, one slice per entry along it.",
+                                f"reduced:{ax - want.ndim}")
+    return None
+
+
+def _steps(got, want, tol, quantities) -> list[Relation] | None:
     """An object's attributes after each call (a list of dicts, one per call): a value
     that did not change with a call, a count that counts calls, or a relation inside
     the first call that differs."""
@@ -289,19 +342,16 @@ def _steps(got, want, tol, quantities) -> Relation | None:
             call = labels[k]
             if k > 0 and attr in got[k - 1] and difference(got[k - 1][attr], mine[attr], tol) \
                     is None and difference(want[k - 1][attr], value, tol) is not None:
-                return Relation("stale", f"{call}, your {attr} is what it was before that call: "
-                                         f"the call should change it, and yours does not.",
-                                f"stale:{attr}")
+                return [Relation("stale", f"{call}, your {attr} still holds what it held before "
+                                          f"that call: the call did not update it.",
+                                 f"stale:{attr}")]
             number = _array(mine[attr])
             if number is not None and number.size == 1 and float(number.ravel()[0]) == k + 1:
-                return Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number of "
-                                                f"calls so far; the expected {attr} counts "
-                                                f"something else.", f"calls:{attr}")
-            found = relate(value, mine[attr], tol, quantities)
-            if found is None:
-                return None
-            return Relation(found.kind, f"{call}, in {attr}, {found.text}",
-                            f"{found.key or found.kind}:{attr}")
+                return [Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number "
+                                                 f"of calls so far; the expected {attr} counts "
+                                                 f"something else.", f"calls:{attr}")]
+            return [Relation(r.kind, f"{call}, in {attr}, {r.text}", f"{r.key or r.kind}:{attr}")
+                    for r in relations(value, mine[attr], tol, quantities)]
     return None
 
 
@@ -368,6 +418,18 @@ def _type(got, want, tol) -> Relation | None:
                                         "not exact: the exercise works in Fractions, which keep "
                                         "1/3 as 1/3. Keep every step in Fraction (a float "
                                         "anywhere turns the rest into floats).")
+        return None
+    w, g = want, got
+    if isinstance(w, list) and isinstance(g, (list, tuple)) and len(w) == len(g) and w and \
+            all(isinstance(v, float) for v in w):
+        boxed = [v for v in g if isinstance(to_numpy(v), np.ndarray)]
+        numbers = [_array(v) for v in g]
+        if boxed and all(a is not None and a.size == 1 for a in numbers) and \
+                _close(np.array([float(a.ravel()[0]) for a in numbers]), np.array(w), tol):
+            kind = "tensors" if type(boxed[0]).__module__.startswith("torch") else "arrays"
+            return Relation("type", f"your numbers are right, but your list holds {kind} of one "
+                                    f"number where Python floats are expected: take each number "
+                                    f"out (`.item()`).")
         return None
     w, g = to_numpy(want), to_numpy(got)
     if isinstance(w, np.ndarray) and w.dtype == bool and not isinstance(g, bool):
@@ -478,15 +540,23 @@ def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
 def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
            outputs: tuple[str, ...] = ()) -> Relation | None:
     """The first relation that holds between ``got`` and the ``expected`` result of one
-    case, or None. A tuple result is related entry by entry: a swapped pair, else the
-    first entry that differs."""
+    case, or None (:func:`relations` lists them all, in order)."""
+    return next(iter(relations(expected, got, tol, quantities, outputs)), None)
+
+
+def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
+              outputs: tuple[str, ...] = ()) -> list[Relation]:
+    """Every relation that holds between ``got`` and the ``expected`` result of one case,
+    the most telling first. A tuple or dict result is related entry by entry: a swapped
+    pair, else the first entry that differs; an object's attributes call by call."""
     quantities = quantities or {}
+    out: list[Relation] = []
     stepped = _steps(to_numpy(got), to_numpy(expected), tol, quantities)
     if stepped is not None:
         return stepped
     swapped = _swapped(got, expected, tol, outputs)
     if swapped is not None:
-        return swapped
+        out.append(swapped)
     e, g = to_numpy(expected), to_numpy(got)
     if isinstance(e, dict) and isinstance(g, dict) and set(e) <= set(g):
         pairs = [(str(k), e[k], g[k]) for k in e]
@@ -498,36 +568,35 @@ def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = No
     if pairs is not None:
         for name, want, mine in pairs:
             if difference(want, mine, tol) is not None:
-                found = relate(want, mine, tol, quantities)
-                if found is None:
-                    return None
-                return Relation(found.kind, f"in {name}, {found.text}",
-                                f"{found.key or found.kind}:{name}")
-        return None
+                out += [Relation(r.kind, f"in {name}, {r.text}", f"{r.key or r.kind}:{name}")
+                        for r in relations(want, mine, tol, quantities)]
+                break
+        return out
     typed = _type(got, expected, tol) or _inverted(g, e)
     if typed is not None:
-        return typed
+        return out + [typed]
     want, mine = _array(e), _array(g)
     if want is None or mine is None:
-        return None
+        return out
     if mine.shape == want.shape:
         nan = _nan(mine, want)
         if nan is not None:
-            return nan
+            return out + [nan]
     for test in (lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
                  lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
+                 lambda: _extra_axis(mine, want, tol), lambda: _reduced(mine, want, tol),
+                 lambda: _rows_moved(mine, want, tol),
                  lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
-                 lambda: _diagonal(mine, want, tol),
-                 lambda: _reversed(mine, want, tol), lambda: _order(mine, want, tol),
+                 lambda: _diagonal(mine, want, tol), lambda: _order(mine, want, tol),
                  lambda: _prefix(mine, want, tol, quantities)):
         with np.errstate(all="ignore"):
             found = test()
         if found is not None:
-            return found
-    return None
+            out.append(found)
+    return out
 
 
-__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate"]
+__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate", "relations"]
 
 
 # ----------------------------------------------------------------------------- dependence, by probes
@@ -561,6 +630,41 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
             args_[i] = changed
             out.append((name, r, case.with_args(tuple(args_))))
     return out
+
+
+def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
+    """``case`` with one argument named in ``args`` passed in the place of another of the
+    same shape and dtype, or a square one transposed in its own place: ``(used, instead
+    of, case)`` for every such pair."""
+    where = {n: case.names.index(n) for n in args if n in case.names and
+             case.names.index(n) < len(case.args)}
+    arrays = {n: to_numpy(case.args[i]) for n, i in where.items()}
+    out = []
+    for name, a in arrays.items():  # a square matrix passed transposed
+        if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == a.shape[1] > 1 and \
+                not np.array_equal(a, a.T):
+            args_ = list(case.args)
+            args_[where[name]] = np.ascontiguousarray(a.T)
+            out.append((f"{name}ᵀ", name, case.with_args(tuple(args_))))
+    for used, a in arrays.items():
+        for instead, b in arrays.items():
+            if used != instead and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
+                    and a.shape == b.shape and a.dtype == b.dtype and not np.array_equal(a, b):
+                args_ = list(case.args)
+                args_[where[instead]] = case.args[where[used]]
+                out.append((used, instead, case.with_args(tuple(args_))))
+    return out
+
+
+def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
+    """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
+    for used, instead, value in swaps:
+        if difference(value, got, tol) is None:
+            return Relation("substituted", f"your result is what the expected one would be with "
+                                           f"{used} passed in the place of {instead}: your code "
+                                           f"uses {used} where {instead} belongs.",
+                            f"substituted:{used}:{instead}")
+    return None
 
 
 def output_part(value):
@@ -643,7 +747,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
             return Relation("misses", f"changing {what} does not change your result at all, "
                                       f"but it changes the expected one: your code never reads "
                                       f"{what}. A range, a loop or a mask that stops too "
-                                      f"early?", f"misses:{name}")
+                                      f"early?", f"misses:{name}" + (":suffix" if suffix else ""))
         if partly and positions >= 2:
             row, missing = partly[0]
             at = ", ".join(map(str, missing[:4]))
@@ -654,3 +758,42 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
                                       f"(a mask or a range that leaves it out?).",
                             f"misses:{name}")
     return None
+
+
+def _axes_of(case) -> tuple[tuple[str, int], ...]:
+    """Each array argument of ``case`` and its number of axes (lists read as arrays)."""
+    out = []
+    for i, arg in enumerate(case.args):
+        a = to_numpy(arg)
+        if isinstance(a, (np.ndarray, list)) and not (isinstance(a, list) and not a):
+            try:
+                n = np.ndim(a)
+            except ValueError:
+                continue
+            out.append((case.names[i] if i < len(case.names) else f"argument {i + 1}", n))
+    return tuple(out)
+
+
+def _axes_text(shape: tuple[tuple[str, int], ...]) -> str:
+    parts = [f"{name} has {n} ax{'i' if n == 1 else 'e'}s" for name, n in shape]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
+def raises_by_axes(cases, outcomes, failing: int) -> Relation | None:
+    """An answer that raises on the failing case and on every case whose arrays have as
+    many axes as its, and works on cases with other numbers of axes: it assumes one number
+    of axes (no batch axis, or exactly one)."""
+    err = outcomes[failing].error
+    if err is None:
+        return None
+    shape = _axes_of(cases[failing])
+    raised = {_axes_of(c) for c, o in zip(cases, outcomes)
+              if o.error is not None and o.error.type == err.type}
+    worked = sorted({_axes_of(c) for c, o in zip(cases, outcomes) if o.error is None} - {()})
+    if not worked or not shape or raised & set(worked):
+        return None
+    return Relation("axes count", f"your function raises on this input, where "
+                                  f"{_axes_text(shape)}, and works where "
+                                  f"{_axes_text(worked[0])}: it assumes a fixed number of axes. "
+                                  f"Let any number of leading (batch) axes through, none "
+                                  f"included.", f"axes count:{sorted(raised)}")

@@ -262,8 +262,10 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
 
 def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
     """Put in each case's meta which output positions of the reference change when one
-    row of a probed argument changes: ``meta["depends"] = [[argument, row, positions]]``."""
-    from ..learner.relations import changed_positions, probe_cases
+    row of a probed argument changes (``meta["depends"] = [[argument, row, positions]]``),
+    and what the reference gives with one probed argument in the place of another of the
+    same shape (``meta["swaps"] = [[used, instead of, result]]``)."""
+    from ..learner.relations import changed_positions, probe_cases, substitutions
 
     for case, outcome in zip(cases, expected):
         probes = probe_cases(case, ex.probes)
@@ -279,6 +281,11 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
             depends.append([name, row, moved])
         else:
             case.meta = {**case.meta, "depends": depends}
+        swaps = substitutions(case, ex.probes)
+        results = agent.run(ex.reference, ex.driver, [c for _, _, c in swaps])
+        found = [[a, b, r.value] for (a, b, _), r in zip(swaps, results) if r.error is None]
+        if found:
+            case.meta = {**case.meta, "swaps": found}
 
 
 def _mistake_outcomes(impl, driver: dict, cases: list[Case]) -> list:

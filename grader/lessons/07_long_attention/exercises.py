@@ -385,9 +385,11 @@ register(Exercise(
 # ============================================================================= KVCache
 
 def _show(a, indent: int = 10) -> str:
+    """``a`` on one line where it fits in 60 characters, else row by row."""
     text = np.array2string(np.asarray(a), precision=4, suppress_small=True, separator=", ",
                            max_line_width=80)
-    return text.replace("\n", "\n" + " " * indent)
+    one = " ".join(text.split()).replace("[ ", "[")
+    return one if len(one) <= 60 else text.replace("\n", "\n" + " " * indent)
 
 
 def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
@@ -532,6 +534,7 @@ def decoder(**wrong):
 
 register(Exercise(
     name="decode_step",
+    uses=("KVCache",),
     probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step,
     cases=decode_cases,
