@@ -443,11 +443,6 @@ def attention_seed_000_axis(axis):
     return attention
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "engine: the dependence probes compare output positions of a result whose shape differs "
-    "from the expected one (3×3 for 2×2), and name position 2 as one the answer 'must not "
-    "see' (grader/learner/relations.py dependence, engine._probed); fails on main too once "
-    "the notebooks are released"))
 def test_a_transposed_weight_raises_where_the_column_order_fits():
     """The smallest case has T = d_k = d_v: W_q @ X fits there and X @ W_q.T raises, so
     neither is taken for the other."""

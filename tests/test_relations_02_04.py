@@ -37,10 +37,14 @@ DROPPED = [
      knob(R02._attention, returns="weights, output"), "swapped", SWAPPED),
     ("self_attention", "weights returned first",
      knob(R02._self_attention, returns="weights, output"), "swapped", SWAPPED),
+    ("self_attention", "keys projected with W_q", knob(R02._self_attention, keys_by="W_q"),
+     "substituted", "with W_q passed in the place of W_k: your code uses W_q where W_k belongs"),
     # lesson 04
     ("causal_mask", "inverted polarity", knob(R04._causal, invert=True), "inverted", INVERTED),
     ("causal_mask", "column convention", knob(R04._causal, columns=True), "axes", TRANSPOSED),
     ("causal_mask", "float mask", knob(R04._causal, dtype=float), "type", NUMBERS),
+    ("causal_mask", "sees one token ahead", knob(R04._causal, ahead=1), "diagonal",
+     "only just above the diagonal (j = i + 1: a position and the one after it)"),
     ("causal_mask_columns", "row convention", knob(R04._causal, columns=False), "axes", TRANSPOSED),
     ("causal_mask_columns", "inverted polarity", knob(R04._causal, columns=True, invert=True),
      "inverted", INVERTED),
@@ -49,6 +53,8 @@ DROPPED = [
     ("padding_mask", "inverted polarity", knob(R04._padding, invert=True), "inverted", INVERTED),
     ("padding_mask", "transposed", knob(R04._padding, transposed=True), "axes", TRANSPOSED),
     ("padding_mask", "float mask", knob(R04._padding, dtype=float), "type", NUMBERS),
+    ("padding_mask", "left padding", knob(R04._padding, padded_on="left"), "reordered",
+     "your result is the expected one in reverse order along axis -1"),
     ("attention_mask", "inverted polarity", knob(R04._attention_mask, invert=True),
      "inverted", INVERTED),
 ]

@@ -316,9 +316,10 @@ register(Exercise(
 
 # (X shape, d_k, d_v): d_model, d_k, d_v and T all differ, except in the smallest case, where
 # T = d_k = d_v: a projection written in the column convention (W_q @ X) fits there, so it is not
-# mistaken for a transposed weight (X @ W_q.T), which raises.
+# mistaken for a transposed weight (X @ W_q.T), which raises. With d_k = 1, d_model is odd: no
+# query is 0, which would hide which matrix made the keys.
 SELF_SHAPES = [((3, 5), 2, 4), ((2, 3, 5), 4, 2), ((4, 6), 3, 2), ((2, 3), 2, 2)]
-SELF_SHAPES_HIDDEN = [((2, 4, 8), 4, 3), ((1, 3), 2, 1), ((3, 2, 4, 5), 2, 3), ((5, 4), 1, 6)]
+SELF_SHAPES_HIDDEN = [((2, 4, 8), 4, 3), ((1, 3), 2, 1), ((3, 2, 4, 5), 2, 3), ((4, 5), 1, 6)]
 
 
 def self_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -352,9 +353,6 @@ register(Exercise(
                       scaled_by_sqrt_d_model("d_k = W_q.shape[1]",
                                              "√d_k, the width of the projected queries and keys")),
         Misconception("no scaling", self_attention(divide_by="1"), NO_SCALE),
-        Misconception("keys projected with W_q", self_attention(keys_by="W_q"),
-                      "your keys come from W_q: K must be X @ W_k. With one matrix for both, the "
-                      "scores are symmetric: a token can only look for tokens like itself."),
         Misconception("weights transposed", self_attention(weights_transposed=True),
                       "you multiplied X by a transposed weight matrix. X is [..., T, d_model] and "
                       "W_q is [d_model, d_k]: as given, they make one query of length d_k per "

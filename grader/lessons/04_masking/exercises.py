@@ -1,7 +1,7 @@
 """Lesson 04 exercises. Masks are boolean, True = may attend (but for torch's key_padding_mask);
 case variants convert only the float arguments. A mistake is a core of ``reference.py`` with one
-knob set wrong; those a relation names on its own (an inverted polarity, a transposed mask,
-numbers for booleans) are not catalogued (tests/test_relations_02_04.py keeps them named)."""
+knob set wrong; those a relation names on its own (an inverted polarity, a transposed or reversed
+mask, numbers for booleans, one diagonal) are not catalogued (tests/test_relations_02_04.py)."""
 from __future__ import annotations
 
 import functools
@@ -34,9 +34,6 @@ register(Exercise(
         for T in [1, 2, 3, 4, 6] + ([5, 7, 9, np.int64(8)] if hidden else [])],
     misconceptions=[
         Misconception("diagonal excluded", causal(with_diagonal=False), NO_DIAGONAL),
-        Misconception("sees one token ahead", causal(ahead=1),
-                      "your mask lets query i see key i + 1, one token into the future. The "
-                      "diagonal offset is off by one: np.tril(..., k=0) keeps keys j ≤ i only."),
     ],
     bad_inputs=[bad(0, why="T = 0 is not a sequence length"),
                 bad(2.5, why="T = 2.5 is not a whole number")],
@@ -80,9 +77,6 @@ register(Exercise(
         Misconception("one padding token too many", padding(extra_real=1),
                       "your mask lets each sentence keep one padding position: position j is real "
                       "when j < length, not j ≤ length (positions count from 0)."),
-        Misconception("left padding", padding(padded_on="left"),
-                      "your mask marks the *last* tokens as real, as if the padding came first. "
-                      "Here the padding is on the right: the first lengths[b] positions are real."),
     ],
     bad_inputs=[bad([4, 2], 3, why="a length (4) is larger than T = 3"),
                 bad([2, -1], 3, why="a length is negative"),
