@@ -32,9 +32,7 @@ register(Exercise(
     cases=lambda rng, hidden: [
         Case((T,), note="T = 1, one token sees itself" if T == 1 else f"T = {T}")
         for T in [1, 2, 3, 4, 6] + ([5, 7, 9, np.int64(8)] if hidden else [])],
-    misconceptions=[
-        Misconception("diagonal excluded", causal(with_diagonal=False), NO_DIAGONAL),
-    ],
+    misconceptions=[Misconception("diagonal excluded", causal(with_diagonal=False), NO_DIAGONAL)],
     bad_inputs=[bad(0, why="T = 0 is not a sequence length"),
                 bad(2.5, why="T = 2.5 is not a whole number")],
     hint=("Row i of the mask belongs to query i, which may attend to key j when j is not after "
@@ -45,11 +43,10 @@ register(Exercise(
     name="causal_mask_columns", reference=ref.causal_mask_columns, arg_names=("T",), seed=402,
     cases=lambda rng, hidden: [
         Case((T,), note=f"T = {T}") for T in [1, 2, 3, 5] + ([4, 6, 8] if hidden else [])],
-    misconceptions=[
-        Misconception("diagonal excluded", causal(columns=True, with_diagonal=False),
-                      "your mask leaves out the diagonal, so a token cannot attend to itself. Key "
-                      "i may be seen by query j when i ≤ j, including i = j: np.triu(..., k=0)."),
-    ],
+    misconceptions=[Misconception(
+        "diagonal excluded", causal(columns=True, with_diagonal=False),
+        "your mask leaves out the diagonal, so a token cannot attend to itself. Key i may be seen "
+        "by query j when i ≤ j, including i = j: np.triu(..., k=0).")],
     bad_inputs=[bad(-1, why="T = -1 is not a sequence length")],
     hint="Here keys are rows and queries are columns: the row convention's mask, transposed.",
 ))
@@ -73,11 +70,10 @@ padding = functools.partial(knob, ref._padding)
 register(Exercise(
     name="padding_mask", reference=ref.padding_mask, cases=padding_cases,
     arg_names=("lengths", "T"), seed=403,
-    misconceptions=[
-        Misconception("one padding token too many", padding(extra_real=1),
-                      "your mask lets each sentence keep one padding position: position j is real "
-                      "when j < length, not j ≤ length (positions count from 0)."),
-    ],
+    misconceptions=[Misconception(
+        "one padding token too many", padding(extra_real=1),
+        "your mask lets each sentence keep one padding position: position j is real when "
+        "j < length, not j ≤ length (positions count from 0).")],
     bad_inputs=[bad([4, 2], 3, why="a length (4) is larger than T = 3"),
                 bad([2, -1], 3, why="a length is negative"),
                 bad([[2, 1]], 3, why="lengths is 2-D, not one length per sentence"),
