@@ -33,3 +33,12 @@ def softmax_over_queries(axis: str, fix: str) -> str:
             f"to 1. Row i holds the weights query i gives to the keys, and each row must sum to "
             f"1: take it over the keys, {fix}. (Over the queries, adding one more query would "
             f"change the weights of every other.)")
+
+
+def transposed_with_dot_t(feature: str, fix: str) -> str:
+    """K transposed with ``K.T`` on a batched array, where ``.T`` reverses every axis and
+    not only the last two. ``feature``: the name of the feature axis ("d", "d_k");
+    ``fix``: what to write instead."""
+    return (f"you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
+            f"[batch, T_k, {feature}] becomes [{feature}, T_k, batch] and the batch axes no "
+            f"longer line up. {fix}")
