@@ -1,8 +1,9 @@
 """Lesson 01 exercises: cases, misconceptions and rules for the matrix-product readings.
 
-Every catalogued mistake is a core of ``reference.py`` with one knob changed, or, for a
-product other than A B, :func:`_product_of`. A transposed result needs no entry: the
-relation between the result and the expected one names it (``grader.learner.relations``).
+Every catalogued mistake is a core of ``reference.py`` with one knob changed, or a small
+function below where no reading has it (another product than A B: :func:`_product_of`). A
+transposed result needs no entry: the relation between the result and the expected one
+names it (``grader.learner.relations``).
 """
 from __future__ import annotations
 
@@ -360,7 +361,6 @@ register(Exercise(
         _bad_weights([np.inf, 0.5, 0.5], "W contains an infinite weight"),
     ],
     arg_names=("W", "V"),
-    quantities=lambda W, V: {"m": np.shape(W)[-1]},
     probes=("V",),
     hint=("Each row of W holds the weights of one output row: check that they are "
           "non-negative and sum to 1 before mixing. Row i of the result mixes the rows of V "

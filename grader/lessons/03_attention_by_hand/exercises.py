@@ -357,10 +357,6 @@ def _projection_mistakes(letter: str) -> list[StepMistake]:
     ]
 
 
-def _scored(formula: str) -> tuple:
-    return (ref._scores(KEY["K"], KEY["Q"], formula=formula),)
-
-
 def _scaled_by(*scalings: str) -> tuple:
     return tuple(ref._scaled(KEY["scores"], scaling=s) for s in scalings)
 
@@ -375,12 +371,12 @@ WORKSHEET_MISTAKES = {
     **{letter: _projection_mistakes(letter) for letter in "QKV"},
     "scores": [
         StepMistake(
-            "transposed scores (Qᵀ K)", _scored("Qᵀ K"),
+            "transposed scores (Qᵀ K)", (ref._scores(KEY["K"], KEY["Q"], formula="Qᵀ K"),),
             "your scores are the transpose of Kᵀ Q: you put q_i · k_j in row i, column j "
             "(that is Qᵀ K, the layout Q Kᵀ gives in the row convention). With tokens as "
             "columns, row i belongs to key i and column j to query j: entry [i, j] is "
             "k_i · q_j, so write Kᵀ Q."),
-        StepMistake("Q Kᵀ", _scored("Q Kᵀ"), MSG_Q_KT),
+        StepMistake("Q Kᵀ", (ref._scores(KEY["K"], KEY["Q"], formula="Q Kᵀ"),), MSG_Q_KT),
     ],
     "scaled": [
         StepMistake(
