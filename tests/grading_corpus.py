@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import ast
 import copy
-import inspect
 import json
 import re
 import shutil
-import sys
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course import released_notebook, source_notebook
 from grader.lessons import load_all
+from sources import answer_source
 
 MARKER = re.compile(r"^\s*### (BEGIN|END) SOLUTION.*$")
 
@@ -152,42 +150,10 @@ class Lesson:
 
 # ---------------------------------------------------------------------- misconceptions
 
-def _code_objects(code: types.CodeType):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _code_objects(const)
-
-
 def misconception_source(fn, name: str) -> str:
-    """Source code that defines ``name`` to behave as the misconception ``fn``: its own
-    source, the same-module helpers it calls, and imports for everything else."""
-    module = sys.modules[fn.__module__]
-    imports, defs, seen = [], [], set()
-
-    def visit(func):
-        if func.__name__ in seen:
-            return
-        seen.add(func.__name__)
-        for code in _code_objects(func.__code__):
-            for global_name in code.co_names:
-                obj = module.__dict__.get(global_name)
-                if obj is None or global_name in seen:
-                    continue
-                if isinstance(obj, types.ModuleType):
-                    imports.append(f"import {obj.__name__} as {global_name}")
-                elif inspect.isfunction(obj) and obj.__module__ == module.__name__:
-                    visit(obj)
-                elif callable(obj) and getattr(obj, "__module__", None):
-                    imports.append(f"from {obj.__module__} import {obj.__qualname__} as {global_name}")
-                elif isinstance(obj, (int, float, str, tuple)):
-                    imports.append(f"{global_name} = {obj!r}")
-                seen.add(global_name)
-        defs.append(inspect.getsource(func))
-
-    visit(fn)
-    body = "\n".join(dict.fromkeys(imports)) + "\n\n\n" + "\n\n".join(defs)
-    return f"{body}\n\n{name} = {fn.__name__}\n"
+    """Source code that defines ``name`` to behave as the misconception ``fn``: a function
+    or a knob of the reference (``sources.answer_source``)."""
+    return answer_source(fn, name)
 
 
 def misconception_samples(lesson: Lesson) -> list[Sample]:

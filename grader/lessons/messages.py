@@ -49,3 +49,12 @@ def softmax_overflows(shift: str) -> str:
     return (f"your softmax overflows: np.exp of a score above about 709.8 (88.7 in float32) is "
             f"inf, and inf / inf is NaN. Subtract {shift} before np.exp: the factor cancels in "
             f"the division, so the weights are the same, but every exponent is now ≤ 0.")
+
+
+def transposed_with_dot_t(feature: str, fix: str) -> str:
+    """K transposed with ``K.T`` on a batched array, where ``.T`` reverses every axis and
+    not only the last two. ``feature``: the name of the feature axis ("d", "d_k");
+    ``fix``: what to write instead."""
+    return (f"you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
+            f"[batch, T_k, {feature}] becomes [{feature}, T_k, batch] and the batch axes no "
+            f"longer line up. {fix}")

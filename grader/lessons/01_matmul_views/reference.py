@@ -23,46 +23,81 @@ __all__ = [
 CONVEX_ATOL = 1e-6  # how far a row sum of weights may be from 1
 
 
-def matmul_dot(A, B):
-    """``C[i, j]`` is the dot product of row i of A and column j of B."""
+# Each reading is a private core called with the right settings. The settings are knobs: a
+# catalogued mistake of the lesson is the same core with one knob changed (``exercises.py``).
+
+def _dot(A, B, *, row_of_B=False, swap_bounds=False, reset=True, dtype=None):
+    """The dot-product reading. Knobs: ``row_of_B``, row i of A dotted with row j of B;
+    ``swap_bounds``, i runs over the columns of B and j over the rows of A; ``reset=False``,
+    one running sum for every entry; ``dtype``, C's (``int`` cuts every fraction off)."""
     A, B = matmul_operands(A, B)
-    n, m = A.shape[0], B.shape[1]
-    C = np.zeros((n, m), dtype=result_dtype(A, B))
-    for i in range(n):
-        for j in range(m):
-            C[i, j] = np.sum(A[i, :] * B[:, j])
+    n, m = A.shape[0], B.shape[0] if row_of_B else B.shape[1]
+    C = np.zeros((n, m), dtype=dtype or result_dtype(A, B))
+    total = 0.0
+    for i in range(m if swap_bounds else n):
+        for j in range(n if swap_bounds else m):
+            C[i, j] = np.sum(A[i, :] * (B[j, :] if row_of_B else B[:, j]))
+            if not reset:
+                total = C[i, j] = total + C[i, j]
     return C
 
 
-def matmul_rows(A, B):
-    """Row i of C is a combination of the rows of B, weighted by row i of A."""
+def _rows(A, B, *, weight="A[i, p]", reset=True):
+    """The row reading. Knobs: ``weight="A[p, i]"``, the indices of A swapped;
+    ``reset=False``, row i starts from row i - 1 instead of from zero."""
     A, B = matmul_operands(A, B)
     n, k = A.shape
     C = np.zeros((n, B.shape[1]), dtype=result_dtype(A, B))
     for i in range(n):
+        if not reset and i > 0:
+            C[i, :] = C[i - 1, :]
         for p in range(k):
-            C[i, :] += A[i, p] * B[p, :]
+            C[i, :] += (A[i, p] if weight == "A[i, p]" else A[p, i]) * B[p, :]
     return C
 
 
-def matmul_cols(A, B):
-    """Column j of C is a combination of the columns of A, weighted by column j of B."""
+def _cols(A, B, *, weight="B[p, j]", reset=True):
+    """The column reading. Knobs: ``weight="B[j, p]"``, the indices of B swapped;
+    ``reset=False``, column j starts from column j - 1 instead of from zero."""
     A, B = matmul_operands(A, B)
     k, m = B.shape
     C = np.zeros((A.shape[0], m), dtype=result_dtype(A, B))
     for j in range(m):
+        if not reset and j > 0:
+            C[:, j] = C[:, j - 1]
         for p in range(k):
-            C[:, j] += B[p, j] * A[:, p]
+            C[:, j] += (B[p, j] if weight == "B[p, j]" else B[j, p]) * A[:, p]
     return C
+
+
+def _outer(A, B, *, accumulate=True):
+    """The outer-product reading. Knob: ``accumulate=False``, each term replaces the sum."""
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]), dtype=result_dtype(A, B))
+    for p in range(A.shape[1]):
+        term = A[:, p, None] * B[None, p, :]
+        C = C + term if accumulate else term
+    return C
+
+
+def matmul_dot(A, B):
+    """``C[i, j]`` is the dot product of row i of A and column j of B."""
+    return _dot(A, B)
+
+
+def matmul_rows(A, B):
+    """Row i of C is a combination of the rows of B, weighted by row i of A."""
+    return _rows(A, B)
+
+
+def matmul_cols(A, B):
+    """Column j of C is a combination of the columns of A, weighted by column j of B."""
+    return _cols(A, B)
 
 
 def matmul_outer(A, B):
     """C is the sum over p of the outer product of column p of A and row p of B."""
-    A, B = matmul_operands(A, B)
-    C = np.zeros((A.shape[0], B.shape[1]), dtype=result_dtype(A, B))
-    for p in range(A.shape[1]):
-        C += A[:, p, None] * B[None, p, :]
-    return C
+    return _outer(A, B)
 
 
 def _batch_shape(a: np.ndarray, b: np.ndarray, a_name: str, b_name: str) -> tuple:
@@ -75,18 +110,23 @@ def _batch_shape(a: np.ndarray, b: np.ndarray, a_name: str, b_name: str) -> tupl
         ) from None
 
 
-def batched_matmul(A, B):
-    """``A @ B`` for stacks of matrices, ``[b, n, k] @ [b, k, m]``, and the broadcast
-    ``[n, k] @ [b, k, m]``, with no Python loop."""
+def _batched(A, B, *, product=np.matmul):
+    """Knob: ``product=np.dot``, which pairs every matrix of A with every matrix of B."""
     A = as_array(A, "A", min_ndim=2)
     B = as_array(B, "B", min_ndim=2)
     check_inner(A, B)
     _batch_shape(A, B, "A", "B")
-    return np.matmul(A, B)
+    return product(A, B)
 
 
-def einsum_scores(Q, K):
-    """``Q Kᵀ`` for every batch item, ``[..., T_q, d] x [..., T_k, d] -> [..., T_q, T_k]``."""
+def batched_matmul(A, B):
+    """``A @ B`` for stacks of matrices, ``[b, n, k] @ [b, k, m]``, and the broadcast
+    ``[n, k] @ [b, k, m]``, with no Python loop."""
+    return _batched(A, B)
+
+
+def _einsum_scores(Q, K, *, subscripts="...qd,...kd->...qk", k_dot_t=False):
+    """Knobs: other ``subscripts``; ``k_dot_t``, K transposed with ``.T`` first."""
     Q = as_array(Q, "Q", min_ndim=2)
     K = as_array(K, "K", min_ndim=2)
     if Q.shape[-1] != K.shape[-1]:
@@ -95,7 +135,12 @@ def einsum_scores(Q, K):
             f"and K of shape {shape_str(K.shape)}"
         )
     _batch_shape(Q, K, "Q", "K")
-    return np.einsum("...qd,...kd->...qk", Q, K)
+    return np.einsum(subscripts, Q, K.T if k_dot_t else K)
+
+
+def einsum_scores(Q, K):
+    """``Q Kᵀ`` for every batch item, ``[..., T_q, d] x [..., T_k, d] -> [..., T_q, T_k]``."""
+    return _einsum_scores(Q, K)
 
 
 def check_convex_rows(W: np.ndarray, name: str = "W", atol: float = CONVEX_ATOL) -> None:
@@ -116,12 +161,9 @@ def check_convex_rows(W: np.ndarray, name: str = "W", atol: float = CONVEX_ATOL)
         )
 
 
-def weighted_average_rows(W, V):
-    """Row i of the result is the mixture of the rows of V with the convex weights W[i].
-
-    ``W: [..., n, m]`` (every row non-negative, summing to 1 within 1e-6),
-    ``V: [..., m, d]``; returns ``[..., n, d]``.
-    """
+def _weighted_average(W, V, *, weights="W"):
+    """Knob: ``weights="uniform"``, W ignored (the plain average of the rows of V), or
+    ``"Wᵀ"``, W transposed."""
     W = as_array(W, "W", min_ndim=2)
     V = as_array(V, "V", min_ndim=2)
     if W.shape[-1] != V.shape[-2]:
@@ -131,4 +173,15 @@ def weighted_average_rows(W, V):
         )
     _batch_shape(W, V, "W", "V")
     check_convex_rows(W)
+    W = {"W": W, "Wᵀ": np.swapaxes(W, -1, -2),
+         "uniform": np.full_like(W, 1 / W.shape[-1])}[weights]
     return np.matmul(W, V)
+
+
+def weighted_average_rows(W, V):
+    """Row i of the result is the mixture of the rows of V with the convex weights W[i].
+
+    ``W: [..., n, m]`` (every row non-negative, summing to 1 within 1e-6),
+    ``V: [..., m, d]``; returns ``[..., n, d]``.
+    """
+    return _weighted_average(W, V)

@@ -1,22 +1,19 @@
 """Lesson 03 exercises: attention by hand, tokens as columns, exact fractions.
 
-Two kinds of exercise live here:
-
-* the functions (``key_query_scores``, ``floor_half``, ``softmax3_columns``,
-  ``attention_by_hand``, ``row_convention_attention``), checked like every other function
-  on seeded cases and compared exactly; their catalogued mistakes are the reference's
-  cores with one knob changed;
-* the ``WORKSHEET`` the learner fills in from paper, one exercise per step
-  (``worksheet_Q`` ... ``worksheet_Z``), so that each step earns its own points. These are
-  typed answers (``driver={"kind": "value"}``): the reference is the answer key, and
-  ``grader.learner.typed`` reviews a step from recorded data alone: the key, the step's
-  guide (what each entry is made of, from ``courseware.worksheet.guide``), and what each
-  catalogued mistake gives from the key.
+* The functions (``key_query_scores`` ... ``row_convention_attention``) are checked on
+  seeded cases and compared exactly. Their catalogued mistakes are the reference's cores
+  with one knob changed; scores transposed (Qᵀ K for Kᵀ Q) need no entry, since the
+  relation between the results names them (``grader.learner.relations``).
+* The ``WORKSHEET`` the learner fills in from paper is one typed exercise per step
+  (``worksheet_Q`` ... ``worksheet_Z``, ``driver={"kind": "value"}``), reviewed from
+  recorded data alone (``grader.learner.typed``): the sealed key, the step's guide
+  (``courseware.worksheet.guide``), and what each catalogued mistake gives from the key.
 """
 from __future__ import annotations
 
+import inspect
 import math
-from dataclasses import dataclass
+from collections import namedtuple
 from fractions import Fraction
 
 import numpy as np
@@ -24,8 +21,8 @@ import numpy as np
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
 from ...learner.typed import seal_key, seal_variant
-
 from .. import BadInput, Case, Exercise, Misconception, knob, register
+from ..cases import attention_quantities
 from ..messages import softmax_over_queries
 from . import reference as ref
 
@@ -36,88 +33,81 @@ def _ints(rng: np.random.Generator, shape, low: int, high: int) -> np.ndarray:
     return rng.integers(low, high + 1, size=shape)
 
 
-def _as_fraction_array(M) -> np.ndarray:
-    out = np.empty(np.shape(M), dtype=object)
-    for idx in np.ndindex(out.shape):
-        out[idx] = Fraction(M[idx])
-    return out
+FRACTIONS = np.vectorize(Fraction, otypes=[object])  # an array's entries as exact Fractions
 
 
 def _variants(case: Case) -> list[Case]:
     """The same numbers as Fraction arrays, Python lists and floats: the check accepts
     any of them, and the result must be exact each time."""
-    return [
-        Case(tuple(_as_fraction_array(a) for a in case.args), note="Fraction arrays"),
-        Case(tuple(np.asarray(a).tolist() for a in case.args), note="Python lists"),
-        Case(tuple(np.asarray(a, dtype=np.float64) for a in case.args), note="floats"),
-    ]
+    return [Case(tuple(convert(a) for a in case.args), note=note) for convert, note in (
+        (FRACTIONS, "Fraction arrays"), (lambda a: np.asarray(a).tolist(), "Python lists"),
+        (lambda a: np.asarray(a, dtype=np.float64), "floats"))]
 
 
 def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    # (d_k, T_k, T_q)
-    shapes = [(1, 1, 1), (2, 2, 2), (2, 3, 2), (3, 4, 4), (3, 2, 4)]
-    if hidden:
-        shapes += [(1, 3, 3), (4, 2, 2), (2, 4, 1), (5, 3, 3), (3, 5, 4)]
-    cases = []
-    for d, t_k, t_q in shapes:
-        note = "T_k ≠ T_q" if t_k != t_q else ("the worksheet's size" if (d, t_k) == (3, 4) else "")
-        cases.append(Case((_ints(rng, (d, t_k), -1, 3), _ints(rng, (d, t_q), -1, 3)), note=note))
-    halves = Case((_as_fraction_array(_ints(rng, (2, 3), -3, 3)) / 2,
-                   _as_fraction_array(_ints(rng, (2, 3), -3, 3)) / 3), note="fractions")
+    shapes = [(1, 1, 1), (2, 2, 2), (2, 3, 2), (3, 4, 4), (3, 2, 4)] + (  # (d_k, T_k, T_q)
+        [(1, 3, 3), (4, 2, 2), (2, 4, 1), (5, 3, 3), (3, 5, 4)] if hidden else [])
+    cases = [Case((_ints(rng, (d, t_k), -1, 3), _ints(rng, (d, t_q), -1, 3)),
+                  note="T_k ≠ T_q" if t_k != t_q else
+                  "the worksheet's size" if (d, t_k) == (3, 4) else "")
+             for d, t_k, t_q in shapes]
+    halves = Case((FRACTIONS(_ints(rng, (2, 3), -3, 3)) / 2,
+                   FRACTIONS(_ints(rng, (2, 3), -3, 3)) / 3), note="fractions")
     return cases + [halves] + _variants(cases[3])
 
 
 def half_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    cases = [
-        Case((np.array([[-1]]),), note="a negative odd score"),
-        Case((np.array([[3, -4, 5]]),), note="one row"),
-        Case((np.array([[0, 1], [-3, 7]]),), note="odd scores"),
-        Case((_ints(rng, (4, 4), -5, 9),), note="the worksheet's size"),
-        Case((np.array([[2, 6, -2], [-5, 1, 9]]),), note="rectangular"),
-    ]
+    cases = [Case((np.array([[-1]]),), note="a negative odd score"),
+             Case((np.array([[3, -4, 5]]),), note="one row"),
+             Case((np.array([[0, 1], [-3, 7]]),), note="odd scores"),
+             Case((_ints(rng, (4, 4), -5, 9),), note="the worksheet's size"),
+             Case((np.array([[2, 6, -2], [-5, 1, 9]]),), note="rectangular")]
     if hidden:
-        cases += [
-            Case((_ints(rng, (3, 5), -9, 9),), note="rectangular"),
-            Case((np.array([[-7], [-6], [11]]),), note="one column"),
-            Case((_ints(rng, (5, 5), -12, 12),), note="wider range"),
-        ]
-    fractions = np.array([[Fraction(7, 3), Fraction(-5, 2)], [Fraction(1, 2), Fraction(-9, 4)]],
-                         dtype=object)
+        cases += [Case((_ints(rng, (3, 5), -9, 9),), note="rectangular"),
+                  Case((np.array([[-7], [-6], [11]]),), note="one column"),
+                  Case((_ints(rng, (5, 5), -12, 12),), note="wider range")]
+    fractions = np.array([[Fraction(7, 3), Fraction(-5, 2)], [Fraction(1, 2), Fraction(-9, 4)]])
     return cases + [Case((fractions,), note="fractions")] + _variants(cases[3])
 
 
 def power_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    cases = [
-        Case((np.array([[0, 1]]),), note="one row"),
-        Case((np.array([[0], [2]]),), note="one column"),
-        Case((np.array([[1, 0], [0, 2]]),), note="2×2"),
-        Case((np.array([[1, 0, 1], [3, 1, 2], [0, -1, 1], [0, 0, 0]]),), note="a negative score"),
-        Case((_ints(rng, (4, 4), -1, 3),), note="the worksheet's size"),
-    ]
+    cases = [Case((np.array([[0, 1]]),), note="one row"),
+             Case((np.array([[0], [2]]),), note="one column"),
+             Case((np.array([[1, 0], [0, 2]]),), note="2×2"),
+             Case((np.array([[1, 0, 1], [3, 1, 2], [0, -1, 1], [0, 0, 0]]),),
+                  note="a negative score"),
+             Case((_ints(rng, (4, 4), -1, 3),), note="the worksheet's size")]
     if hidden:
-        cases += [
-            Case((_ints(rng, (3, 5), -2, 4),), note="rectangular"),
-            Case((_ints(rng, (5, 2), -1, 4),), note="rectangular"),
-            Case((np.array([[4, 4], [4, 4]]),), note="equal scores"),
-        ]
+        cases += [Case((_ints(rng, (3, 5), -2, 4),), note="rectangular"),
+                  Case((_ints(rng, (5, 2), -1, 4),), note="rectangular"),
+                  Case((np.array([[4, 4], [4, 4]]),), note="equal scores")]
     return cases + _variants(cases[4])
 
 
-def _attention_case(rng, d_in, T, d_k, d_v, note="") -> Case:
+def _attention_case(rng, d_in, T, d_k, d_v) -> Case:
     X = _ints(rng, (d_in, T), 0, 1)
     X[rng.integers(d_in), :] = 1  # no token of all zeros
     Ws = tuple(_ints(rng, (d, d_in), -1, 1) for d in (d_k, d_k, d_v))
-    return Case((X, *Ws), note=note)
+    return Case((X, *Ws), note="d_v = T" if T == d_v else "")
 
 
 def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     # (d_in, T, d_k, d_v); d_v = T for some, so that a Z computed as A V has a value too.
     # The published worksheet is not among the cases: a message never shows its key.
-    sizes = [(2, 2, 1, 2), (3, 2, 2, 1), (4, 3, 2, 3), (6, 4, 3, 3), (5, 3, 3, 2)]
-    if hidden:
-        sizes += [(3, 3, 2, 3), (6, 4, 3, 4), (4, 5, 2, 2), (2, 4, 2, 3)]
-    cases = [_attention_case(rng, *s, note="d_v = T" if s[1] == s[3] else "") for s in sizes]
+    sizes = [(2, 2, 1, 2), (3, 2, 2, 1), (4, 3, 2, 3), (6, 4, 3, 3), (5, 3, 3, 2)] + (
+        [(3, 3, 2, 3), (6, 4, 3, 4), (4, 5, 2, 2), (2, 4, 2, 3)] if hidden else [])
+    cases = [_attention_case(rng, *s) for s in sizes]
     return cases + _variants(cases[3])
+
+
+def _as_rows(X):
+    return [list(r) for r in zip(*X)] if isinstance(X, list) else np.asarray(X).T.copy()
+
+
+def row_attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
+    """The column convention's cases, with X turned into X_rows (tokens as rows)."""
+    return [Case((_as_rows(c.args[0]), *c.args[1:]), note=c.note)
+            for c in attention_cases(rng, hidden)]
 
 
 def by_hand_calls(X, W_Q, W_K, W_V):
@@ -137,43 +127,29 @@ def row_convention_calls(X_rows, W_Q, W_K, W_V):
             ("attention_by_hand", (np.asarray(X_rows, dtype=object).T, W_Q, W_K, W_V), {})]
 
 
-def row_attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
-    cases = attention_cases(rng, hidden)
-    out = []
-    for case in cases:
-        X = case.args[0]
-        X_rows = [list(r) for r in zip(*X)] if isinstance(X, list) else np.asarray(X).T.copy()
-        out.append(Case((X_rows, *case.args[1:]), note=case.note))
-    return out
+def _bad(why: str, *arrays) -> BadInput:
+    """A bad input of integer arrays of ones, given by their shapes, or of arrays as given."""
+    return BadInput(Case(tuple(np.ones(a, int) if isinstance(a, (int, tuple)) else a
+                               for a in arrays)), why)
 
 
 # ----------------------------------------------------------------------------- messages
 
-MSG_SCORES_TRANSPOSED = (
-    "your scores are the transpose of Kᵀ Q: you put q_i · k_j in row i, column j (that is "
-    "Qᵀ K, the layout Q Kᵀ gives in the row convention). With tokens as columns, row i "
-    "belongs to key i and column j to query j: entry [i, j] is k_i · q_j, so compute K.T "
-    "times Q."
-)
 MSG_Q_KT = (
     "you multiplied Q Kᵀ, the row convention's formula. With tokens as columns, Q Kᵀ is "
     "d_k×d_k and adds up over the tokens instead of the features. The scores are Kᵀ Q: one "
     "row per key, one column per query, entry [i, j] = k_i · q_j."
 )
+USE_FLOOR = " Use math.floor(s / 2), or s // 2."
 MSG_ROUND = (
     "you rounded s/2 to the nearest whole number (Python's round, which sends 3/2 to 2). The "
     "worksheet takes the floor, the largest whole number at most s/2: floor(3/2) = 1 and "
-    "floor(-1/2) = -1. Use math.floor(s / 2), or s // 2."
-)
-MSG_ROUND_UP = (
-    "you rounded halves up (or took the ceiling), so 1/2 became 1 and 3/2 became 2. The "
-    "worksheet takes the floor, which goes down: floor(1/2) = 0, floor(3/2) = 1 and "
-    "floor(-1/2) = -1. Use math.floor(s / 2), or s // 2."
+    "floor(-1/2) = -1." + USE_FLOOR
 )
 MSG_TRUNCATE = (
     "positive scores come out right, but negative odd scores are one too high: you rounded "
     "toward zero (int(s / 2) or np.trunc), and int(-1/2) is 0. Floor goes down, also below "
-    "zero: floor(-1/2) = -1 and floor(-3/2) = -2. Use math.floor(s / 2), or s // 2."
+    "zero: floor(-1/2) = -1 and floor(-3/2) = -2." + USE_FLOOR
 )
 MSG_NO_FLOOR = (
     "you divided by 2 but did not take the floor, so odd scores give halves like 3/2. The "
@@ -187,7 +163,7 @@ MSG_SQRT3 = (
 MSG_SOFTMAX_ROWS = (
     "each row of your weights sums to 1, but here each column must: column j holds the "
     "weights of query j over all the keys. Divide every power of 3 by the sum of its "
-    "column (axis=0), not its row."
+    "column{axis}, not its row."
 )
 MSG_ROW_SUMS_BROADCAST = (
     "you divided by the row sums (a sum along axis=1) without keepdims. That sum has one "
@@ -201,68 +177,21 @@ MSG_UNSCALED_POWERS = (
     "floor(scores / 2), the step before it: it stands in for the division by √3 and keeps "
     "the powers small."
 )
-MSG_UNNORMALISED = (
-    "you returned the powers of 3 without dividing them by their column sums; the weights "
-    "of each column must add up to 1."
-)
 MSG_WHOLE_MATRIX = (
     "you divided by the sum of the whole matrix, so the entries of all columns together "
     "add up to 1. Each column is one query's weights and is normalised on its own: divide "
     "by the sum of its column."
 )
-MSG_E_POWERS = (
-    "you used e**s (np.exp). The worksheet uses 3**s, so that every weight is an exact "
-    "fraction you can write down."
-)
-MSG_FLOATS = (
-    "your weights are floats, and 1/10 or 1/3 cannot be stored exactly as a float. Keep "
-    "every number a Fraction. Two traps: Fraction(3) ** S with S a whole array turns the 3 "
-    "into the float 3.0, and 3 ** s gives a plain int for s >= 0, so that dividing two of "
-    "them gives a float. Raise a Fraction entry by entry: Fraction(3) ** s for each s."
-)
-MSG_A_V = (
-    "you computed Z = A V, the row convention's order. With tokens as columns, V is d_v×T "
-    "and column j of Z mixes the columns of V (the value vectors) with the weights in "
-    "column j of A: Z = V A."
-)
 MSG_V_AT = (
     "you computed V Aᵀ: column j of your Z mixes the values with row j of A. The weights of "
     "query j are column j of A (the column that sums to 1), so Z = V A."
-)
-MSG_ROWS_SOFTMAX_COLUMNS = softmax_over_queries(
-    "down each column, the habit of the column convention", "along each row")
-MSG_ROWS_NOT_TRANSPOSED = (
-    "your results have tokens as columns: they are the column convention's results. With "
-    "tokens as rows (X_rows is T×d_in), Q = X_rows W_Qᵀ is T×d_k, the scores are Q Kᵀ, A "
-    "normalises each row and Z = A V: every result is the transpose of the column one."
-)
-MSG_ROWS_AT_V = (
-    "you computed Aᵀ V: row i of your Z mixes the values with column i of A. In the row "
-    "convention the weights of query i are row i of A (the row that sums to 1): Z = A V."
-)
-MSG_ROWS_K_QT = (
-    "your scores are K Qᵀ, the transpose of what the row convention needs. Row i belongs "
-    "to query i: entry [i, j] is q_i · k_j, so the scores are Q Kᵀ."
 )
 
 
 # ----------------------------------------------------------------------------- registration
 
-EXACT = {"kind": "exact"}
 STEPS_COMPARED = {"kind": "steps", "order": list(STEPS),
                   "parents": {step: list(STEP_INFO[step]["parents"]) for step in STEPS}}
-
-
-def scores_by(formula: str):
-    return knob(ref._scores, formula=formula)
-
-
-def scaled_by(scaling: str):
-    return knob(ref._scaled, scaling=scaling)
-
-
-def softmax_with(**setting):
-    return knob(ref._softmax3, **setting)
 
 
 def columns_with(**setting):
@@ -275,141 +204,126 @@ def rows_with(**setting):
     return knob(ref._steps, **{**ref.ROW_CONVENTION, **setting})
 
 
+def _checked(name: str, seed: int, cases, mistakes: list, bad: list, hint: str, **more):
+    """The exercise of the graded function ``name``: the reference's, with its arguments
+    named as the reference names them, compared exactly unless ``more`` says otherwise."""
+    reference = getattr(ref, name)
+    return Exercise(name=name, reference=reference, cases=cases, misconceptions=mistakes,
+                    bad_inputs=bad, arg_names=tuple(inspect.signature(reference).parameters),
+                    hint=hint, seed=seed, **{"compare": {"kind": "exact"}, **more})
+
+
 register(
-    Exercise(
-        name="key_query_scores",
-        reference=ref.key_query_scores,
-        cases=score_cases,
-        misconceptions=[
-            Misconception("transposed scores (Qᵀ K)", scores_by("Qᵀ K"), MSG_SCORES_TRANSPOSED),
-            Misconception("Q Kᵀ", scores_by("Q Kᵀ"), MSG_Q_KT),
-        ],
-        bad_inputs=[
-            BadInput(Case((np.ones((3, 4), dtype=int), np.ones((2, 4), dtype=int))),
-                     "K has 3 rows (d_k = 3) but Q has 2"),
-            BadInput(Case((np.ones(3, dtype=int), np.ones((3, 2), dtype=int))),
-                     "K is a vector, not a matrix with one key per column"),
-            BadInput(Case((np.array([[1, np.nan]]), np.ones((1, 2)))), "K contains NaN"),
-        ],
-        compare=EXACT,
-        arg_names=("K", "Q"),
-        hint=("With tokens as columns, entry [i, j] is key i dotted with query j: a column of "
-              "K with a column of Q. On the input above, check the shape first: one row per "
-              "key, one column per query."),
-        seed=301,
+    _checked(
+        "key_query_scores", 301, score_cases,
+        [Misconception("Q Kᵀ", knob(ref._scores, formula="Q Kᵀ"), MSG_Q_KT)],
+        [_bad("K has 3 rows (d_k = 3) but Q has 2", (3, 4), (2, 4)),
+         _bad("K is a vector, not a matrix with one key per column", 3, (3, 2)),
+         _bad("K contains NaN", np.array([[1, np.nan]]), np.ones((1, 2)))],
+        "With tokens as columns, entry [i, j] is key i dotted with query j: a column of K with "
+        "a column of Q. On the input above, check the shape first: one row per key, one column "
+        "per query.",
+        quantities=lambda K, Q: attention_quantities(np.transpose(Q), np.transpose(K)),
     ),
-    Exercise(
-        name="floor_half",
-        reference=ref.floor_half,
-        cases=half_cases,
-        misconceptions=[
-            Misconception("rounds half to even", scaled_by("round(s/2)"), MSG_ROUND),
-            Misconception("rounds halves up", scaled_by("floor(s/2 + 1/2)"), MSG_ROUND_UP),
-            Misconception("truncates toward zero", scaled_by("int(s/2)"), MSG_TRUNCATE),
-            Misconception("no floor", scaled_by("s/2"), MSG_NO_FLOOR),
-            Misconception("divides by √3", scaled_by("s/√3"), MSG_SQRT3),
-        ],
-        bad_inputs=[
-            BadInput(Case((np.array([[1.0, np.nan]]),)), "S contains NaN"),
-            BadInput(Case((np.array([1, 2, 3]),)), "S is a vector, not a matrix of scores"),
-            BadInput(Case(([["3", "4"]],)), "S holds strings, not numbers"),
-        ],
-        compare=EXACT,
-        arg_names=("S",),
-        hint=("floor(s / 2) is the largest whole number that is at most s / 2; below zero it "
-              "moves away from zero (floor(-1/2) is -1). Try the negative odd scores of the "
-              "input above."),
-        seed=302,
+    _checked(
+        "floor_half", 302, half_cases,
+        [Misconception("rounds half to even", knob(ref._scaled, scaling="round(s/2)"), MSG_ROUND),
+         Misconception(
+             "rounds halves up", knob(ref._scaled, scaling="floor(s/2 + 1/2)"),
+             "you rounded halves up (or took the ceiling), so 1/2 became 1 and 3/2 became 2. "
+             "The worksheet takes the floor, which goes down: floor(1/2) = 0, floor(3/2) = 1 "
+             "and floor(-1/2) = -1." + USE_FLOOR),
+         Misconception("truncates toward zero", knob(ref._scaled, scaling="int(s/2)"),
+                       MSG_TRUNCATE),
+         Misconception("no floor", knob(ref._scaled, scaling="s/2"), MSG_NO_FLOOR),
+         Misconception("divides by √3", knob(ref._scaled, scaling="s/√3"), MSG_SQRT3)],
+        [_bad("S contains NaN", np.array([[1.0, np.nan]])),
+         _bad("S is a vector, not a matrix of scores", np.array([1, 2, 3])),
+         _bad("S holds strings, not numbers", [["3", "4"]])],
+        "floor(s / 2) is the largest whole number that is at most s / 2; below zero it moves "
+        "away from zero (floor(-1/2) is -1). Try the negative odd scores of the input above.",
     ),
-    Exercise(
-        name="softmax3_columns",
-        reference=ref.softmax3_columns,
-        cases=power_cases,
-        misconceptions=[
-            Misconception("softmax along rows", softmax_with(normalise="rows"), MSG_SOFTMAX_ROWS),
-            Misconception("row sums without keepdims",
-                          softmax_with(normalise="rows", keepdims=False), MSG_ROW_SUMS_BROADCAST),
-            Misconception("not normalised", softmax_with(normalise=None), MSG_UNNORMALISED),
-            Misconception("normalised by the whole matrix", softmax_with(normalise="matrix"),
-                          MSG_WHOLE_MATRIX),
-            Misconception("e instead of 3", softmax_with(base=math.e), MSG_E_POWERS),
-            Misconception("floats", softmax_with(base=3.0), MSG_FLOATS),
-        ],
-        bad_inputs=[
-            BadInput(Case((np.array([[Fraction(1, 2)]], dtype=object),)),
-                     "S holds 1/2, and 3 to the power 1/2 is not a fraction"),
-            BadInput(Case((np.array([[0.0, np.inf]]),)), "S contains infinity"),
-            BadInput(Case((np.array([0, 1]),)), "S is a vector, not a matrix"),
-        ],
-        compare=EXACT,
-        arg_names=("S",),
-        hint=("Each column holds one query's weights: raise 3 to each entry of the column, "
-              "exactly, as fractions, then divide by that column's sum. Every column of the "
-              "result must sum to exactly 1."),
-        seed=303,
+    _checked(
+        "softmax3_columns", 303, power_cases,
+        [Misconception("softmax along rows", knob(ref._softmax3, normalise="rows"),
+                       MSG_SOFTMAX_ROWS.format(axis=" (axis=0)")),
+         Misconception("row sums without keepdims",
+                       knob(ref._softmax3, normalise="rows", keepdims=False),
+                       MSG_ROW_SUMS_BROADCAST),
+         Misconception(
+             "not normalised", knob(ref._softmax3, normalise=None),
+             "you returned the powers of 3 without dividing them by their column sums; the "
+             "weights of each column must add up to 1."),
+         Misconception("normalised by the whole matrix", knob(ref._softmax3, normalise="matrix"),
+                       MSG_WHOLE_MATRIX),
+         Misconception(
+             "e instead of 3", knob(ref._softmax3, base=math.e),
+             "you used e**s (np.exp). The worksheet uses 3**s, so that every weight is an "
+             "exact fraction you can write down."),
+         Misconception(
+             "floats", knob(ref._softmax3, base=3.0),
+             "your weights are floats, and 1/10 or 1/3 cannot be stored exactly as a float. "
+             "Keep every number a Fraction. Two traps: Fraction(3) ** S with S a whole array "
+             "turns the 3 into the float 3.0, and 3 ** s gives a plain int for s >= 0, so that "
+             "dividing two of them gives a float. Raise a Fraction entry by entry: "
+             "Fraction(3) ** s for each s.")],
+        [_bad("S holds 1/2, and 3 to the power 1/2 is not a fraction",
+              np.array([[Fraction(1, 2)]], dtype=object)),
+         _bad("S contains infinity", np.array([[0.0, np.inf]])),
+         _bad("S is a vector, not a matrix", np.array([0, 1]))],
+        "Each column holds one query's weights: raise 3 to each entry of the column, exactly, "
+        "as fractions, then divide by that column's sum. Every column of the result must sum "
+        "to exactly 1.",
     ),
-    Exercise(
-        name="attention_by_hand",
-        reference=ref.attention_by_hand,
-        calls=by_hand_calls,
-        cases=attention_cases,
-        misconceptions=[
-            Misconception("transposed scores", columns_with(scores="Qᵀ K"), MSG_SCORES_TRANSPOSED),
-            Misconception("softmax along rows", columns_with(normalise="rows"), MSG_SOFTMAX_ROWS),
-            Misconception("row sums without keepdims",
-                          columns_with(normalise="rows", keepdims=False), MSG_ROW_SUMS_BROADCAST),
-            Misconception("powers of the unscaled scores", columns_with(powers_of="scores"),
-                          MSG_UNSCALED_POWERS),
-            Misconception("rounds instead of floor", columns_with(scaling="round(s/2)"), MSG_ROUND),
-            Misconception("truncates toward zero", columns_with(scaling="int(s/2)"), MSG_TRUNCATE),
-            Misconception("Z = A V", columns_with(mix="A V"), MSG_A_V),
-            Misconception("Z = V Aᵀ", columns_with(mix="V Aᵀ"), MSG_V_AT),
-        ],
-        bad_inputs=[
-            BadInput(Case((np.ones((6, 4), int), np.ones((3, 5), int), np.ones((3, 6), int),
-                           np.ones((3, 6), int))), "W_Q has 5 columns but X has 6 rows (features)"),
-            BadInput(Case((np.ones((6, 4), int), np.ones((3, 6), int), np.ones((2, 6), int),
-                           np.ones((3, 6), int))),
-                     "W_Q gives 3-dimensional queries but W_K 2-dimensional keys"),
-            BadInput(Case((np.ones(6, int), np.ones((3, 6), int), np.ones((3, 6), int),
-                           np.ones((3, 6), int))), "X is a vector, not a matrix of tokens"),
-        ],
-        compare=STEPS_COMPARED,
-        arg_names=("X", "W_Q", "W_K", "W_V"),
-        hint=("Follow the worksheet step by step: the projections, the scores, the floor, the "
-              "powers of 3 normalised per column, then Z from V and A. The message shows the "
-              "first step that differs: fix that one first (your functions above do the "
-              "middle steps)."),
-        seed=304,
+    _checked(
+        "attention_by_hand", 304, attention_cases,
+        [Misconception("softmax along rows", columns_with(normalise="rows"),
+                       MSG_SOFTMAX_ROWS.format(axis=" (axis=0)")),
+         Misconception("row sums without keepdims", columns_with(normalise="rows", keepdims=False),
+                       MSG_ROW_SUMS_BROADCAST),
+         Misconception("powers of the unscaled scores", columns_with(powers_of="scores"),
+                       MSG_UNSCALED_POWERS),
+         Misconception("rounds instead of floor", columns_with(scaling="round(s/2)"), MSG_ROUND),
+         Misconception("truncates toward zero", columns_with(scaling="int(s/2)"), MSG_TRUNCATE),
+         Misconception(
+             "Z = A V", columns_with(mix="A V"),
+             "you computed Z = A V, the row convention's order. With tokens as columns, V is "
+             "d_v×T and column j of Z mixes the columns of V (the value vectors) with the "
+             "weights in column j of A: Z = V A."),
+         Misconception("Z = V Aᵀ", columns_with(mix="V Aᵀ"), MSG_V_AT)],
+        [_bad("W_Q has 5 columns but X has 6 rows (features)", (6, 4), (3, 5), (3, 6), (3, 6)),
+         _bad("W_Q gives 3-dimensional queries but W_K 2-dimensional keys",
+              (6, 4), (3, 6), (2, 6), (3, 6)),
+         _bad("X is a vector, not a matrix of tokens", 6, (3, 6), (3, 6), (3, 6))],
+        "Follow the worksheet step by step: the projections, the scores, the floor, the powers "
+        "of 3 normalised per column, then Z from V and A. The message shows the first step "
+        "that differs: fix that one first (your functions above do the middle steps).",
+        calls=by_hand_calls, compare=STEPS_COMPARED,
     ),
-    Exercise(
-        name="row_convention_attention",
-        reference=ref.row_convention_attention,
-        calls=row_convention_calls,
-        cases=row_attention_cases,
-        misconceptions=[
-            Misconception("softmax down columns", rows_with(normalise="columns"),
-                          MSG_ROWS_SOFTMAX_COLUMNS),
-            # The column convention's computation, run on X_rows turned back into columns.
-            Misconception("column-convention results", columns_with(given="X_rows"),
-                          MSG_ROWS_NOT_TRANSPOSED),
-            Misconception("Z = Aᵀ V", rows_with(mix="Aᵀ V"), MSG_ROWS_AT_V),
-            Misconception("scores K Qᵀ", rows_with(scores="K Qᵀ"), MSG_ROWS_K_QT),
-        ],
-        bad_inputs=[
-            BadInput(Case((np.ones((4, 5), int), np.ones((3, 6), int), np.ones((3, 6), int),
-                           np.ones((3, 6), int))),
-                     "X_rows has 5 columns (features) but the weights have 6"),
-            BadInput(Case((np.ones((4, 6), int), np.ones((3, 6), int), np.ones((2, 6), int),
-                           np.ones((3, 6), int))),
-                     "W_Q gives 3-dimensional queries but W_K 2-dimensional keys"),
-        ],
-        compare=STEPS_COMPARED,
-        arg_names=("X_rows", "W_Q", "W_K", "W_V"),
-        hint=("With tokens as rows, every step is the transpose of the column convention's: "
-              "check which side each matrix is multiplied from, and which axis of A sums to "
-              "1."),
-        seed=305,
+    _checked(
+        "row_convention_attention", 305, row_attention_cases,
+        [Misconception("softmax down columns", rows_with(normalise="columns"),
+                       softmax_over_queries("down each column, the habit of the column "
+                                            "convention", "along each row")),
+         # The column convention's computation, run on X_rows turned back into columns.
+         Misconception(
+             "column-convention results", columns_with(given="X_rows"),
+             "your results have tokens as columns: they are the column convention's results. "
+             "With tokens as rows (X_rows is T×d_in), Q = X_rows W_Qᵀ is T×d_k, the scores are "
+             "Q Kᵀ, A normalises each row and Z = A V: every result is the transpose of the "
+             "column one."),
+         Misconception(
+             "Z = Aᵀ V", rows_with(mix="Aᵀ V"),
+             "you computed Aᵀ V: row i of your Z mixes the values with column i of A. In the "
+             "row convention the weights of query i are row i of A (the row that sums to 1): "
+             "Z = A V.")],
+        [_bad("X_rows has 5 columns (features) but the weights have 6",
+              (4, 5), (3, 6), (3, 6), (3, 6)),
+         _bad("W_Q gives 3-dimensional queries but W_K 2-dimensional keys",
+              (4, 6), (3, 6), (2, 6), (3, 6))],
+        "With tokens as rows, every step is the transpose of the column convention's: check "
+        "which side each matrix is multiplied from, and which axis of A sums to 1.",
+        calls=row_convention_calls, compare=STEPS_COMPARED,
     ),
 )
 
@@ -421,17 +335,10 @@ KEY = ref.answer_key(PUBLISHED)
 GUIDE = guide(PUBLISHED)
 SALT = "03_attention_by_hand/WORKSHEET"  # the recording holds the key sealed with this
 
-
-@dataclass(frozen=True)
-class StepMistake:
-    """A known wrong way to do one step of the worksheet: ``variants`` are what it gives
-    from the answer key (a mistake may be made more than one way); ``close``: the
-    variants are decimals, matched to two places."""
-
-    name: str
-    variants: tuple
-    message: str
-    close: bool = False
+# A known wrong way to do one step: ``variants``, what it gives from the answer key (a
+# mistake may be made more than one way); ``close``, the variants are decimals, matched
+# to two places.
+StepMistake = namedtuple("StepMistake", "name variants message close", defaults=(False,))
 
 
 def _projection_mistakes(letter: str) -> list[StepMistake]:
@@ -450,46 +357,47 @@ def _projection_mistakes(letter: str) -> list[StepMistake]:
     ]
 
 
-def _scaled_by(scaling: str):
-    return ref._scaled(KEY["scores"], scaling=scaling)
+def _scaled_by(*scalings: str) -> tuple:
+    return tuple(ref._scaled(KEY["scores"], scaling=s) for s in scalings)
 
 
-def _mixed(formula: str, A=None):
-    return ref._evaluate(formula, V=KEY["V"], A=KEY["A"] if A is None else A)
+def _mixed(formula: str, A=None) -> tuple:
+    return (ref._evaluate(formula, V=KEY["V"], A=KEY["A"] if A is None else A),)
 
 
 POWERS = ref._softmax3(KEY["scaled"], normalise=None)
 
 WORKSHEET_MISTAKES = {
-    "Q": _projection_mistakes("Q"),
-    "K": _projection_mistakes("K"),
-    "V": _projection_mistakes("V"),
+    **{letter: _projection_mistakes(letter) for letter in "QKV"},
     "scores": [
-        StepMistake("transposed scores (Qᵀ K)", (ref._scores(KEY["K"], KEY["Q"], formula="Qᵀ K"),),
-                    MSG_SCORES_TRANSPOSED.replace("compute K.T times Q", "write Kᵀ Q")),
+        StepMistake(
+            "transposed scores (Qᵀ K)", (ref._scores(KEY["K"], KEY["Q"], formula="Qᵀ K"),),
+            "your scores are the transpose of Kᵀ Q: you put q_i · k_j in row i, column j "
+            "(that is Qᵀ K, the layout Q Kᵀ gives in the row convention). With tokens as "
+            "columns, row i belongs to key i and column j to query j: entry [i, j] is "
+            "k_i · q_j, so write Kᵀ Q."),
         StepMistake("Q Kᵀ", (ref._scores(KEY["K"], KEY["Q"], formula="Q Kᵀ"),), MSG_Q_KT),
     ],
     "scaled": [
         StepMistake(
             "rounded",
-            tuple(_scaled_by(s) for s in ("floor(s/2 + 1/2)", "sign(s)·floor(|s|/2 + 1/2)",
-                                          "round(s/2)")),
+            _scaled_by("floor(s/2 + 1/2)", "sign(s)·floor(|s|/2 + 1/2)", "round(s/2)"),
             "you rounded s/2 to the nearest whole number, so 3/2 became 2. The worksheet takes "
             "the floor, the largest whole number at most s/2: floor(3/2) = 1, floor(1/2) = 0 "
             "and floor(-1/2) = -1.",
         ),
         StepMistake(
-            "truncated toward zero", (_scaled_by("int(s/2)"),),
+            "truncated toward zero", _scaled_by("int(s/2)"),
             "the positive scores are right, but not the negative odd ones: you rounded "
             "toward zero, so -1/2 became 0. Floor goes down, also below zero: "
             "floor(-1/2) = -1, the largest whole number at most -1/2.",
         ),
-        StepMistake("no floor", (_scaled_by("s/2"),), MSG_NO_FLOOR),
-        StepMistake("divided by √3", (_scaled_by("s/√3"),), MSG_SQRT3, close=True),
+        StepMistake("no floor", _scaled_by("s/2"), MSG_NO_FLOOR),
+        StepMistake("divided by √3", _scaled_by("s/√3"), MSG_SQRT3, close=True),
     ],
     "A": [
         StepMistake("normalised along rows", (ref._softmax3(KEY["scaled"], normalise="rows"),),
-                    MSG_SOFTMAX_ROWS.replace(" (axis=0)", "")),
+                    MSG_SOFTMAX_ROWS.format(axis="")),
         StepMistake("not normalised", (POWERS,),
                     "these are the powers of 3 themselves. Divide each one by the sum of its "
                     "column, so that every column of A adds up to 1."),
@@ -502,41 +410,37 @@ WORKSHEET_MISTAKES = {
                     "weight is an exact fraction you can write down.", close=True),
     ],
     "Z": [
-        StepMistake("Z = V Aᵀ", (_mixed("V Aᵀ"),), MSG_V_AT),
-        StepMistake("A V with V turned to rows", (_mixed("A Vᵀ"),),
+        StepMistake("Z = V Aᵀ", _mixed("V Aᵀ"), MSG_V_AT),
+        StepMistake("A V with V turned to rows", _mixed("A Vᵀ"),
                     "you computed A V, the row convention's order, with V's tokens turned "
                     "into rows, which gives a 4×3 matrix and mixes with the rows of A. With "
                     "tokens as columns Z = V A: column j of Z mixes the value vectors with "
                     "the weights in column j of A."),
-        StepMistake("Z with tokens as rows", (_mixed("Aᵀ Vᵀ"),),
+        StepMistake("Z with tokens as rows", _mixed("Aᵀ Vᵀ"),
                     "your numbers are right but laid out with one row per token: that is Zᵀ, "
                     "the row convention's layout. Here Z = V A has one column per token."),
-        StepMistake("powers not divided", (_mixed("V A", A=POWERS),),
+        StepMistake("powers not divided", _mixed("V A", A=POWERS),
                     "you mixed the values with the powers of 3 before dividing by the column "
                     "sums. Use the weights A, whose columns add up to 1."),
     ],
 }
 
 
-def _handed_in(step: str, mistake: StepMistake) -> dict:
-    """The WORKSHEET of a learner with this mistake: the key with ``step`` replaced by the
-    mistake's first variant (to two decimals where the mistake gives decimals, the way a
-    learner would type them)."""
-    wrong = mistake.variants[0]
-    if mistake.close:
-        wrong = np.round(np.asarray(wrong, dtype=float), 2)
-    return {**KEY, step: wrong}
-
-
 def _worksheet_step(step: str) -> Exercise:
+    """One step's typed exercise. A mistake's sample is the WORKSHEET of a learner who
+    makes it: the key with ``step`` replaced by its first variant (to two decimals where
+    it gives decimals, the way a learner would type them)."""
     meta = {"step": step, "label": "WORKSHEET", "guide": GUIDE[step]}
     return Exercise(
         name=f"worksheet_{step}",
         reference=dict(KEY),
         cases=lambda rng, hidden: [Case((), note="the published worksheet", meta=meta)],
         misconceptions=[
-            Misconception(m.name, {"variants": [seal_variant(v, SALT, m.close) for v in m.variants],
-                                   "close": m.close}, m.message, sample=_handed_in(step, m))
+            Misconception(
+                m.name, {"variants": [seal_variant(v, SALT, m.close) for v in m.variants],
+                         "close": m.close}, m.message,
+                sample={**KEY, step: np.round(np.asarray(m.variants[0], dtype=float), 2)
+                        if m.close else m.variants[0]})
             for m in WORKSHEET_MISTAKES[step]
         ],
         driver={"kind": "value"},

@@ -1,0 +1,59 @@
+"""Mistakes of lessons 01 and 03 that the catalogue no longer lists, because a relation
+(grader.learner.relations) names them as well as their catalogued message did. Each is
+still judged here, visible and hidden: it fails, named by its relation and by no
+catalogued mistake, in a message that is short and hands over no solution code."""
+import functools
+
+import numpy as np
+import pytest
+
+from grader import lessons
+from grader.learner.checks import LocalSubject
+from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
+from sources import handed_over
+
+MATMUL = lessons.lesson_module("01_matmul_views", "reference")
+BY_HAND = lessons.lesson_module("03_attention_by_hand", "reference")
+TRANSPOSED = "transposed: its last two axes are swapped"
+
+
+def transposed_result(A, B, *, reading):
+    """The product with C[i, j] stored at [j, i]."""
+    return np.transpose(reading(A, B))
+
+
+def steps(**setting):
+    """attention_by_hand (or, with ``given="X_rows"``, row_convention_attention) with one
+    setting of its convention changed."""
+    convention = BY_HAND.ROW_CONVENTION if setting.get("given") == "X_rows" else \
+        BY_HAND.COLUMN_CONVENTION
+    return functools.partial(BY_HAND._steps, **{**convention, **setting})
+
+
+DROPPED = [
+    # (exercise, the mistake, the relation that names it, a phrase of its message)
+    *[pytest.param(name, functools.partial(transposed_result, reading=getattr(MATMUL, name)),
+                   "axes", TRANSPOSED, id=f"{name}:transposed result")
+      for name in ("matmul_dot", "matmul_rows", "matmul_cols", "matmul_outer")],
+    pytest.param("key_query_scores", functools.partial(BY_HAND._scores, formula="Qᵀ K"),
+                 "axes", TRANSPOSED, id="key_query_scores:transposed scores (Qᵀ K)"),
+    pytest.param("attention_by_hand", steps(scores="Qᵀ K"), "axes", TRANSPOSED,
+                 id="attention_by_hand:transposed scores"),
+    pytest.param("row_convention_attention", steps(given="X_rows", scores="K Qᵀ"), "axes",
+                 TRANSPOSED, id="row_convention_attention:scores K Qᵀ"),
+]
+
+
+@pytest.mark.parametrize("name, mistake, kind, phrase", DROPPED)
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, kind, phrase, hidden):
+    exp = lessons.expectations(name, hidden)
+    verdict = judge(exp, LocalSubject(mistake, exp.info.driver, name))
+    assert not verdict.passed
+    assert verdict.relation == kind, verdict.message
+    assert not verdict.mistake, f"diagnosed as the catalogued {verdict.mistake!r}"
+    assert phrase in verdict.message.split("Smallest input")[0], verdict.message  # the diagnosis
+    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
+    assert not handed_over(verdict.message, lessons.lesson_of(name)), verdict.message
+
