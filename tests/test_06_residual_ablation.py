@@ -748,7 +748,7 @@ def test_a_wrong_sweep_shows_the_functions_arguments_and_labels_each_similarity(
     inputs = message.split("Expected:", 1)[0]
     # The input is the call run_ablation(depths, steps, seed), nothing else.
     assert "  depths (a Python list) =\n    [1, 4]" in inputs
-    assert "  steps =\n    30" in inputs and "  seed =\n    0" in inputs
+    assert "  steps = 30" in inputs and "  seed = 0" in inputs
     assert "seeds" not in inputs
     assert "depth  residual  final loss  similarity at init: embeddings  last layer" in message
     assert re.search(r"the token similarity after the last layer, at init, is \d\.\d{3} without "
