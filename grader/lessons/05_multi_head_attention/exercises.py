@@ -102,7 +102,7 @@ def torch_fixture(d_model: int, n_heads: int, seed: int, batch_first: bool = Tru
         [f"{call}, with", *(f"{PAD}{label} ={_beside(value)}" for label, value in shown)]))
 
 
-# ----------------------------------------------------------------------------- rules
+# ----------------------------------------------------------------------------- rules, tensors
 
 ATTENTION_SHORTCUTS = {"scaled_dot_product_attention": "F.scaled_dot_product_attention",
                        "MultiheadAttention": "nn.MultiheadAttention",
@@ -122,8 +122,6 @@ def _rules(name: str, names=None, objects=(),
     return Rules(names=dict(names or {}), objects=(*objects, f"grader.reference.{name}"), why=why)
 
 
-# ----------------------------------------------------------------------------- tensors
-
 def _coded(shape) -> torch.Tensor:
     """Entries that say where they are, one digit per axis: x[b, t, j] = 100·b + 10·t + j."""
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
@@ -136,9 +134,8 @@ def _normal(rng, shape, dtype=np.float32) -> torch.Tensor:
 
 
 def _mask(rng, kind: str, batch: int, n_heads: int, t_q: int, t_k: int) -> dict:
-    """The keyword arguments of a case with a mask of ``kind`` (True = may attend): "keys"
-    [B, T_k], item 0 full and the others ending in padding; "causal" [1, T, T]; or random
-    "rows" [B, T_q, T_k] or "heads" [B, h, T_q, T_k], with an allowed key in every row."""
+    """A case's mask of ``kind``, as keyword arguments: "keys" [B, T_k] (item 0 full, the others
+    padded), "causal" [1, T, T], random "rows" [B, T_q, T_k] or "heads" [B, h, T_q, T_k]."""
     if kind == "keys":
         lengths = [t_k] + [int(rng.integers(1, t_k)) if t_k > 1 else 1 for _ in range(batch - 1)]
         return {"mask": torch.arange(t_k)[None, :] < torch.tensor(lengths)[:, None]}
@@ -179,10 +176,9 @@ register(Exercise(
         Misconception("reshaped without the transpose",
                       knob(ref._split_heads, move_heads="reshape"),
                       "your heads mix tokens: you reshaped [B, T, d_model] straight to "
-                      "[B, h, T, d_head], but reshape re-reads memory in order, where token 0's "
-                      "features come first, so head 0 gets pieces of several tokens. Cut each "
-                      "token's features into heads, x.reshape(B, T, h, d_head), then move the "
-                      "head axis in front of the token axis with .transpose(1, 2)."),
+                      "[B, h, T, d_head], but reshape re-reads memory in order (token 0's "
+                      "features first). Cut each token's features into heads, x.reshape(B, T, "
+                      "h, d_head), then move the head axis in front with .transpose(1, 2)."),
         Misconception("features dealt out one by one", knob(ref._split_heads, features="dealt"),
                       "head 0 got features 0, h, 2h, ... (every h-th feature) instead of the "
                       "block 0:d_head. Reshape the last axis as (h, d_head), in that order."),
@@ -273,8 +269,7 @@ MODULE_MISTAKES = [
     Misconception("w_o reads d_head features", module_with(w_o_reads="d_head"),
                   "your `__init__` makes self.w_o take d_head inputs. The heads' outputs are "
                   "concatenated (merge_heads), giving back h × d_head = d_model features; "
-                  f"averaging them down to d_head throws away what each head found. Make w_o "
-                  f"{LINEAR}."),
+                  f"averaging them throws away what each head found. Make w_o {LINEAR}."),
     Misconception("projections narrowed to d_head", module_with(width="d_head"),
                   "your `__init__` makes self.w_q, self.w_k and self.w_v map d_model -> d_head "
                   f"features; make each {LINEAR}: the heads split the features, they do not "
@@ -288,8 +283,7 @@ MODULE_MISTAKES = [
     Misconception("heads reshaped without the transpose", module_with(move_heads="reshape"),
                   "your heads mix tokens: the projections were reshaped straight to "
                   "[B, h, T, d_head] (and back) without a transpose, so a head's 'token' rows "
-                  "are pieces of several tokens. Split and merge the heads with split_heads and "
-                  "merge_heads."),
+                  "are pieces of several tokens. Use split_heads and merge_heads."),
     Misconception("heads averaged", module_with(head_maps="averaged"), AVERAGED_MAPS),
     Misconception("heads averaged, map repeated", module_with(head_maps="averaged, repeated"),
                   AVERAGED_MAPS),
@@ -311,7 +305,6 @@ MODULE_MISTAKES = [
 
 def _bad(why: str, d_model=4, n_heads=2, t_q=2, t_k=2, t_v=2, q_features=4, mask=None,
          args=None) -> BadInput:
-    """A bad input of the module: query, key and value of ones, unless ``args``."""
     args = args or (torch.ones(1, t_q, q_features), torch.ones(1, t_k, d_model),
                     torch.ones(1, t_v, d_model))
     return BadInput(Case(args, {} if mask is None else {"mask": mask},
@@ -508,11 +501,10 @@ register(Exercise(
     misconceptions=[
         Misconception("weights read as [in, out]",
                       knob(ref._value_down_up, read_as_in_out=("w_v", "w_o")),
-                      "you read both weights as [in_features, out_features]. nn.Linear stores "
-                      "weight as [out, in]: the head's d_head features are ROWS of w_v.weight "
-                      "(w_v's outputs) and COLUMNS of w_o.weight (w_o's inputs), and each block "
-                      "acts on a token row only once transposed: down is [d_model, d_head], up "
-                      "[d_head, d_model]."),
+                      "you read both weights as [in_features, out_features], but nn.Linear "
+                      "stores [out, in]: the head's features are ROWS of w_v.weight (its outputs) "
+                      "and COLUMNS of w_o.weight (its inputs), each block used on a token row "
+                      "transposed: down is [d_model, d_head], up [d_head, d_model]."),
         Misconception("value-up from rows of w_o",
                       knob(ref._value_down_up, read_as_in_out=("w_o",)),
                       "your value-down is right, but value-up came from rows of w_o.weight. w_o "

@@ -91,7 +91,6 @@ def block_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
             for batch, tokens, *sizes, note in shapes for residual in (True, False)]
 
 
-# What the flag does to the two skips, in the messages of the ways of getting it wrong.
 WITH_SKIPS = ("With residual=True both sublayers add their output to the stream, attention "
               "first, then the MLP.")
 WITHOUT_SKIPS = ("residual=False removes both skips: each sublayer's output replaces the "
