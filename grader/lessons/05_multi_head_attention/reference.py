@@ -234,25 +234,25 @@ def _attend(mha, query, key, value, mask=None, *, move_heads="transpose", scale=
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with ``nn.Linear`` projections ``w_q, w_k, w_v, w_o``
     (``d_model -> d_model``, with bias), the same parameters as
-    ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)``."""
+    ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)``. A catalogued mistake is
+    this class with ``knobs`` set: keywords of :func:`_add_layers` or of :func:`_attend`."""
+
+    knobs: dict = {}
 
     def __init__(self, d_model: int, n_heads: int):
         super().__init__()
         positive_int(d_model, "d_model")
         self.d_head = _heads_fit(d_model, n_heads)
         self.d_model, self.n_heads = d_model, n_heads
-        self.add_layers()
-
-    def add_layers(self):
-        """w_q, w_k, w_v and w_o: four ``nn.Linear(d_model, d_model)``, with bias. (The
-        class of a catalogued layout mistake replaces this with other knobs of
-        :func:`_add_layers`.)"""
-        _add_layers(self)
+        _add_layers(self, **{k: v for k, v in self.knobs.items()
+                             if k in _add_layers.__kwdefaults__})
 
     def forward(self, query, key, value, mask=None):
         """``(output [B, T_q, d_model], weights [B, h, T_q, T_k])``; ``mask``: True = may
         attend, shapes as in the module docstring."""
-        return _attend(self, query, key, value, mask)
+        return _attend(self, query, key, value, mask,
+                       **{k: v for k, v in self.knobs.items()
+                          if k not in _add_layers.__kwdefaults__})
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, d_head={self.d_head}"

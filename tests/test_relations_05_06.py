@@ -1,0 +1,58 @@
+"""Mistakes of lessons 05 and 06 that left the catalogue because a relation names them as
+well (grader/learner/relations.py): each is still fed in, as the reference with one knob
+turned, and must fail with that relation, no catalogued diagnosis, the words that say what
+is wrong, and a message under 25 lines, on the visible and on the hidden cases."""
+import pytest
+
+from grader import lessons
+from grader.lessons import knob
+from grader.learner.checks import LocalSubject
+from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
+
+ref = lessons.lesson_module("05_multi_head_attention", "reference")
+
+DROPPED = [
+    # (exercise, the mistake, the relation, words its message must hold)
+    ("split_heads", knob(ref._split_heads, move_heads="no"), "axes",
+     ["your result holds the expected values, with axes 1 and 2 swapped"]),
+    ("value_down_up", knob(ref._value_down_up, transpose=False), "axes",
+     ["in down, your result holds the expected values, transposed"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, blocks_into=("w_q", "w_v", "w_k")), "swapped",
+     ["your w_k.weight and w_v.weight are swapped"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, blocks_into=("w_k", "w_q", "w_v")), "swapped",
+     ["your w_q.weight and w_k.weight are swapped"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, blocks_into=("w_v", "w_k", "w_q")), "swapped",
+     ["your w_q.weight and w_v.weight are swapped"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, transposed=("in_proj", "out_proj")), "axes",
+     ["in w_q.weight, your result holds the expected values, transposed",
+      "w_v.weight and w_o.weight differ from torch's"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, transposed=("in_proj",)), "axes",
+     ["in w_q.weight, your result holds the expected values, transposed",
+      "w_o.weight and w_o.bias are right"]),
+    ("copy_from_torch", knob(ref._copy_from_torch, transposed=("out_proj",)), "axes",
+     ["in w_o.weight, your result holds the expected values, transposed"]),
+]
+
+
+@pytest.mark.parametrize("name, mistake, kind, words", DROPPED,
+                         ids=[f"{n}:{m.__name__.split('[', 1)[1][:-1]}" for n, m, _, _ in DROPPED])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, kind, words, hidden):
+    exp = lessons.expectations(name, hidden)
+    verdict = judge(exp, LocalSubject(mistake, exp.info.driver, name))
+    assert not verdict.passed
+    assert verdict.relation == kind and not verdict.mistake, verdict.message
+    diagnosis = verdict.message.split("Smallest input", 1)[0]
+    assert words[0] in diagnosis, verdict.message
+    for more in words[1:]:
+        assert more in verdict.message, verdict.message
+    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
+
+
+def test_no_dropped_mistake_is_still_catalogued():
+    """A mistake named by a relation is tested here, not in the catalogue as well."""
+    for name, mistake, _, _ in DROPPED:
+        settings = mistake.keywords
+        assert all(m.impl.keywords != settings for m in lessons.get(name).misconceptions
+                   if getattr(m.impl, "func", None) is mistake.func), (name, settings)
