@@ -92,6 +92,9 @@ def exercise_differences(name: str, a: Expectations, b: Expectations) -> list[st
     names_a, names_b = [m.name for m in a.mistakes], [m.name for m in b.mistakes]
     if names_a != names_b:
         out.append(f"the catalogued mistakes are {names_a}, a fresh release has {names_b}")
+    else:
+        out += [f"mistake {m.name!r}: its message is not the one a fresh release gives"
+                for m, n in zip(a.mistakes, b.mistakes) if m.message != n.message]
     for i, (case_a, case_b) in enumerate(zip(a.cases, b.cases)):
         label = f"case {i} ({case_b.note})" if case_b.note else f"case {i}"
         found = _case_difference(case_a, case_b)

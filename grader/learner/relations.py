@@ -137,7 +137,7 @@ def _scale(got, want, tol, quantities) -> Relation | None:
     if not finite.all() or not np.any(np.abs(want) > tol.atol(want)):
         return None
     c = float(np.dot(got.ravel(), want.ravel()) / np.dot(want.ravel(), want.ravel()))
-    if not np.isfinite(c) or c <= 0 or abs(c - 1) < 1e-6 or \
+    if not np.isfinite(c) or c <= 0 or abs(c - 1) < 1e-3 or \
             not _close(got, c * want, _loose(tol)):
         return None  # (a negative factor: the sign relation says it more simply)
     distinct = np.unique(np.abs(want[np.abs(want) > tol.atol(want)])).size
@@ -176,7 +176,8 @@ def _axes(got, want, tol) -> Relation | None:
                 what = f"with its axes in the order {perm}"
             return Relation("axes", f"your result holds the expected values, {what} "
                                     f"(shape {shape_str(got.shape)}, expected "
-                                    f"{shape_str(want.shape)}).", f"axes:{perm}")
+                                    f"{shape_str(want.shape)}).",
+                            "axes:last two" if what.startswith("transposed") else f"axes:{perm}")
     return None
 
 
@@ -367,6 +368,8 @@ def _diagonal(got, want, tol) -> Relation | None:
     rows, cols = np.nonzero(bad)
     if rows.size < 1 or np.unique(cols - rows).size != 1:
         return None
+    if rows.size == 1 and want.shape[-2:] != (1, 1):
+        return None  # one entry of a larger matrix is on some diagonal by chance
     d = int(cols[0] - rows[0])
     where = {0: "on the diagonal (where a position meets itself, j = i)",
              1: "just above the diagonal (j = i + 1: a position and the one after it)",
@@ -565,12 +568,11 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
         pairs = list(zip(names, e, g))
     else:
         pairs = None
-    if pairs is not None:
+    if pairs is not None:  # every entry that differs, in order
         for name, want, mine in pairs:
             if difference(want, mine, tol) is not None:
                 out += [Relation(r.kind, f"in {name}, {r.text}", f"{r.key or r.kind}:{name}")
                         for r in relations(want, mine, tol, quantities)]
-                break
         return out
     typed = _type(got, expected, tol) or _inverted(g, e)
     if typed is not None:
@@ -604,6 +606,16 @@ __all__ = ["FIRST_BAD_NUMBER", "Relation", "relate", "relations"]
 PROBED_ROWS = 6  # rows of one argument changed one at a time, at most
 
 
+def _like(original, values: np.ndarray):
+    """``values`` as the same kind of array as ``original``: a tensor of its dtype for a
+    tensor, else a NumPy array."""
+    if type(original).__module__.startswith("torch"):
+        import torch
+
+        return torch.as_tensor(values, dtype=original.dtype)
+    return values
+
+
 def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
     """The probes of ``case``: for each argument named in ``args`` (a float array), the
     case with one of its rows (along axis -2, or the whole of a vector) changed, as
@@ -627,7 +639,7 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
             else:
                 changed[..., r, :] += bump * np.linspace(1.0, 2.0, a.shape[-1])
             args_ = list(case.args)
-            args_[i] = changed
+            args_[i] = _like(case.args[i], changed)
             out.append((name, r, case.with_args(tuple(args_))))
     return out
 
@@ -644,7 +656,7 @@ def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
         if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == a.shape[1] > 1 and \
                 not np.array_equal(a, a.T):
             args_ = list(case.args)
-            args_[where[name]] = np.ascontiguousarray(a.T)
+            args_[where[name]] = _like(case.args[where[name]], np.ascontiguousarray(a.T))
             out.append((f"{name}ᵀ", name, case.with_args(tuple(args_))))
     for used, a in arrays.items():
         for instead, b in arrays.items():

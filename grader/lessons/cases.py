@@ -67,5 +67,5 @@ def attention_quantities(Q, K, *rest, **kwargs) -> dict[str, float]:
     """The numbers of one scaled dot-product case that a relation may name: the key
     width d_k and the scale √d_k, the numbers of queries T_q and keys T_k."""
     q, k = np.shape(Q), np.shape(K)
-    return {"√d_k": float(np.sqrt(k[-1])), "d_k": k[-1], "T_q": q[-2] if len(q) > 1 else 1,
-            "T_k": k[-2]}
+    return {"√d_k": float(np.sqrt(k[-1])), "d_k": k[-1], "T_k": k[-2],
+            "T_q": q[-2] if len(q) > 1 else 1}
