@@ -36,6 +36,7 @@ from attacks_scan import scan_attack_samples
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
+from grader.learner.messages import MESSAGE_LINES
 from grader.grading.scoring import STATUSES
 from grading_corpus import (
     Lesson,
@@ -211,6 +212,7 @@ def test_sample_gets_its_exact_result(corpus, key):
         assert want.message.lower() in t["message"].lower(), where
         leaked = handed_over(t["message"], sample.assignment)
         assert not leaked, f"{where}: hands over solution code {leaked}"
+        assert len(t["message"].splitlines()) < MESSAGE_LINES, f"{where}: too long"
     assert result["score"] == sample.total
     for field in ("repairs", "incidents", "notes", "integrity"):
         text = "\n".join(result[field])

@@ -273,11 +273,12 @@ def test_the_searches_find_what_is_planted(kit, tmp_path):
     into a kit, are found."""
     import inspect
 
-    from grader import reference
+    from grader import lessons
 
     planted = build_kit(ROOT, tmp_path / "k")
     line = next(iter(solution_lines(_source_notebooks()).values())).split(": ", 1)[1]
-    copy = inspect.getsource(reference.matmul_dot).replace("matmul_dot", "helper")
+    core = lessons.lesson_module("01_matmul_views", "reference")._dot  # the reading's core
+    copy = inspect.getsource(core).replace("_dot", "helper")
     copy = re.sub(r"\bC\b", "out", copy)
     target = planted / "courseware" / "figures.py"
     target.write_text(target.read_text() + f"\n# {line}\n\n{copy}")
