@@ -27,6 +27,8 @@ from typing import Protocol
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference, comparison
 from .messages import case_title, describe_input, fmt_value, success_line
+from .one_pass import ERRORS as ONE_PASS_ERRORS
+from .one_pass import message as one_pass_message
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -250,6 +252,9 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
     for i, (case, expected, outcome) in enumerate(zip(cases, exp.expected, outcomes)):
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(name, outcome.error))
+        if outcome.error is not None and outcome.error.type in ONE_PASS_ERRORS \
+                and exp.info.driver.get("one_pass"):
+            return _one_pass_failure(exp, case, outcome)
         if outcome.error is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
             return Verdict(False, _error_message(exp, case, outcome, mistake))
@@ -261,6 +266,14 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, _wrong_value_message(exp, cmp, case, expected, outcome, diff,
                                                        mistake))
     return None
+
+
+def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdict:
+    """An input the exercise hands over to be read once, read twice (or asked for a length
+    it does not have): known by the error's type, which the driver sets; the message is
+    worded where that input is handed over (``grader.learner.one_pass``)."""
+    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver["one_pass"], case,
+                                           outcome.error))
 
 
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:

@@ -29,7 +29,7 @@ import functools
 import numpy as np
 
 from ...learner.compare import FLOAT32, FLOAT64
-from ...learner.fixtures import learner_object, normal_fixture
+from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import as_float32, as_lists, as_strided, normal, small_ints
@@ -95,6 +95,20 @@ NOT_SCALED = (
 
 # ============================================================================= online_softmax_stats
 
+# The blocks come as a one-shot stream (grader.learner.one_pass): a second loop over them,
+# or a block kept to be read again, fails with its own message. A copy of every block kept
+# instead cannot be told from a number the answer needs, so the largest case is a stream
+# of 2,097,152 scores made block by block, with the memory budget of one block: keeping a
+# copy of each costs 16 MiB, several times what grading measures from outside.
+STREAM_BLOCKS, STREAM_BLOCK = 512, 4096
+KEPT_EVERY_BLOCK = (
+    "your result is right, but on the long stream your function needs more extra memory "
+    "than the budget allows: it keeps every block, or a copy of each (b.copy(), list(b), "
+    "np.array(b)), to read them again after the last one. That is the two-pass softmax "
+    "with a list in the middle, and its memory grows with the row. Fold each block into m "
+    "and s as it comes, and keep nothing else between blocks."
+)
+
 def stats_cases(rng, hidden):
     def blocks(*sizes, draw=small_ints, **kw):
         return [draw(rng, (n,), **kw) for n in sizes]
@@ -130,8 +144,14 @@ def stats_cases(rng, hidden):
     as_32 = Case(([b.astype(np.float32) for b in last.args[0]],), note="float32 blocks",
                  tol=FLOAT32)
     as_list = Case(([b.tolist() for b in last.args[0]],), note="blocks as Python lists")
-    as_tuple = Case((tuple(last.args[0]),), note="a tuple of blocks")
-    return cases + [as_32, as_list, as_tuple]
+    as_ints = Case(([np.round(b).astype(np.int64) for b in last.args[0]],),
+                   note="blocks of integer scores")
+    n, size = STREAM_BLOCKS, STREAM_BLOCK
+    seed = int(rng.integers(0, 10_000))
+    long_stream = Case((normal_blocks_fixture(seed, n, size, scale=3.0),),
+                       note=f"{n} blocks of {size:,} scores, with a memory budget",
+                       build={"memory_budget": memory_budget(size, 2), "late": []})
+    return cases + [as_32, as_list, as_ints, long_stream]
 
 
 register(Exercise(
@@ -143,6 +163,8 @@ register(Exercise(
                       SUM_NOT_RESCALED),
         Misconception("maximum starts at 0", knob(ref._online_stats, start=0.0),
                       MAX_STARTS_AT_0.replace(" and the division is 0 / 0", "")),
+        Misconception("every block kept", knob(ref._online_stats, keep=True),
+                      KEPT_EVERY_BLOCK),
         Misconception(
             "sum of exp(x)", knob(ref._online_stats, shift=False),
             "your sum adds up exp(x) itself. The sum that goes with the maximum m is the sum of "
@@ -164,6 +186,7 @@ register(Exercise(
         "sum: joining the blocks into one row is the two-pass softmax this exercise replaces.",
     ),
     arg_names=("scores_blocks",),
+    driver={"kind": "call", "one_pass": {"stream": 0}},
     hint=("After each block, m must be the largest score seen so far and s the sum of "
           "exp(x - m) over every score seen so far. Check both after each block of the input "
           "above, by hand."),
@@ -251,6 +274,7 @@ register(Exercise(
     ],
     rules=Rules(names=LIBRARY_ATTENTION, objects=ATTENTION_OBJECTS, why=BY_HAND),
     arg_names=("q", "K", "V", "block"),
+    driver={"kind": "call", "one_pass": {"rows": [1, 2], "block": 3}},
     hint=("Keep three things between blocks: the running maximum m, the running sum s of "
           "exp(score - m), and the running output, the sum of exp(score - m) times each value "
           "row. When a block raises m, both s and the output are multiplied by exp(m_old - "
