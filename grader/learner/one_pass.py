@@ -8,7 +8,8 @@ case's arguments, which stay plain lists and arrays as data):
   ``normal_blocks`` fixture), becomes a :class:`Stream`. It gives each block once, as a
   fresh copy, in order, and then it is gone: asked for the blocks again after the last
   one, it raises :class:`ReadTwice`; a block still held when the stream is two blocks
-  further on raises :class:`BlockKept`; ``len``, an index or a truth test raises
+  further on raises :class:`BlockKept` (a copy of the stream, ``itertools.tee``,
+  :class:`ReadTwice`); ``len``, an index or a truth test raises
   :class:`NotAList`, since a stream has none of them.
 * ``{"rows": [i, j], "block": k}``: arguments i and j, 2-D arrays, become :class:`Rows`:
   views of the same memory that note which rows are read, through NumPy's operators and
@@ -24,7 +25,7 @@ type's name (:data:`ERRORS`) and words the message with :func:`message`.
 What each can and cannot see (the trade-off):
 
 * A kept block is seen by a weak reference, so keeping the blocks themselves (a list,
-  ``list(stream)``, ``itertools.tee``) fails at once, whatever their size. A *copy* of
+  ``list(stream)``) fails at once, whatever their size. A *copy* of
   each block (``b.copy()``, ``list(b)``, ``np.array(b)``) lets the block itself go, and
   nothing small can tell that copy from a number the answer needs. The exercise's large
   case, generated block by block with a memory budget, catches an answer that keeps a
@@ -195,7 +196,9 @@ class Stream:
             return
         index, ref, _ = self._held.popleft()
         if ref() is not None:
-            gc.collect()  # a reference cycle that holds it is not the answer keeping it
+            # A reference cycle that holds it is not the answer keeping it. Only a full
+            # collection will do: a younger one moves live cycles to the oldest generation.
+            gc.collect()
         if ref() is not None:
             raise self._fail(BlockKept(
                 f"block {index} of {self._name} was still held when block {self._count} was "
@@ -224,52 +227,125 @@ def _write_back(ref, original) -> None:
 TOP = np.iinfo(np.int32).max
 
 
+def _owner(a: np.ndarray):
+    """The array at the end of ``a``'s chain of views: the one that owns its memory, or
+    whose base is no array (raw bytes)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
 class Ledger:
     """Which rows of one 2-D array (``name``) have been read, and when: ``age[r]`` is 0
     for a row never read, else ``TOP - c``, with c the number of rows first read before
     it. Made before the call (at grading, before the memory window opens), so that its
-    own array is never counted in the answer's memory."""
+    arrays are never counted in the answer's memory."""
 
-    def __init__(self, root: np.ndarray, name: str, window: int):
+    def __init__(self, root: np.ndarray, name: str, window: int, ids: np.ndarray | None = None):
         self.name, self.window = name, max(1, int(window))
-        self.lo, self.hi = byte_bounds(root)
+        self.owner = _owner(root)
+        self.start = self.owner.__array_interface__["data"][0]
+        self.lo = byte_bounds(root)[0]
         self.row_bytes, self.n = root.strides[0], root.shape[0]
-        self.age = np.zeros(self.n, dtype=np.int32)
+        self.age = np.empty(self.n, dtype=np.int32)
+        self.age.fill(0)  # written now: zeros NumPy takes fresh from the system arrive later,
+        # page by page as they are first written, and would count as the answer's memory
+        # 0, 1, 2, ...: the rows an index picks are read from views of it, made at no cost
+        self.ids = ids if ids is not None and len(ids) >= self.n else \
+            np.arange(self.n, dtype=np.int32)
         self.clock = 0                   # rows read so far, each counted once
         self.last = (0, -1)              # the latest read that brought new rows
         self.open = True
         self.error: ReadTwice | None = None
 
     def owns(self, a: np.ndarray) -> bool:
-        """Whether ``a`` lies in this array's memory (a view), not in memory of its own."""
-        lo, hi = byte_bounds(a)
-        return self.lo <= lo and (hi <= self.hi or a.size == 0 and lo <= self.hi)
+        """Whether ``a`` is a view of this array's memory, not memory of its own: its
+        chain of views (short: NumPy shortens it wherever the types allow) ends here."""
+        for _ in range(64):
+            if a is self.owner:
+                return True
+            a = a.base
+            if not isinstance(a, np.ndarray):
+                return False
+        return False
+
+    def span(self, a: np.ndarray) -> tuple[int, int] | None:
+        """The rows ``a`` (a view) spans, first and last; a strided view (``K[::2]``)
+        spans the rows it skips too. None if it holds no number."""
+        found = getattr(a, "_span", None)
+        if found is None and a.size:
+            lo, hi = byte_bounds(a)
+            found = ((lo - self.lo) // self.row_bytes, (hi - 1 - self.lo) // self.row_bytes)
+            if isinstance(a, Rows):
+                a._span = found
+        return found
 
     def read_view(self, a: np.ndarray) -> None:
-        if a.size:
-            lo, hi = byte_bounds(a)
-            self.read((lo - self.lo) // self.row_bytes, (hi - 1 - self.lo) // self.row_bytes)
+        found = self.span(a)
+        if found is not None:
+            self.read(*found)
 
     def read_index(self, a: np.ndarray, index) -> None:
-        """The rows that ``a[index]`` reads (a copy, or one number), ``a`` a view of ours."""
-        terms = [np.broadcast_to(np.arange(n, dtype=np.intp).reshape(
-            (1,) * k + (n,) + (1,) * (a.ndim - k - 1)) * s, a.shape)
-            for k, (n, s) in enumerate(zip(a.shape, a.strides))]
-        offsets = sum(np.asarray(t[index], dtype=np.intp) for t in terms)
-        if np.size(offsets):
-            rows = (a.__array_interface__["data"][0] - self.lo + offsets) // self.row_bytes
-            self.read(int(np.min(rows)), int(np.max(rows)))
+        """The rows that ``a[index]`` reads (a copy, or one number), ``a`` a view of ours:
+        the index applied to each axis's share of the row number, a view of ``ids``."""
+        start = a.__array_interface__["data"][0] - self.lo
+        first, inside = divmod(start, self.row_bytes)
+        shares, within = [], a.itemsize
+        for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+            if n <= 1 or s == 0:
+                continue
+            if s % self.row_bytes == 0:          # an axis along the rows
+                step = s // self.row_bytes
+                seq = self.ids[:n * abs(step):abs(step)] if step > 0 else \
+                    -self.ids[:n * abs(step):abs(step)]
+                shape = (1,) * k + (n,) + (1,) * (a.ndim - k - 1)
+                shares.append(np.broadcast_to(seq.reshape(shape), a.shape))
+            elif s > 0:                          # an axis within a row
+                within += (n - 1) * s
+            else:
+                within = self.row_bytes + 1
+        if inside + within > self.row_bytes:     # an axis that crosses rows: every row it spans
+            self.read_view(a)
+            return
+        if not shares:                           # every number it picks is in one row
+            if np.size(np.broadcast_to(np.bool_(True), a.shape)[index]):
+                self.read(first, first)
+            return
+        picked = np.asarray(shares[0][index], dtype=np.int32)  # a copy: an index picks
+        picked = picked.reshape(1).copy() if picked.ndim == 0 else picked
+        for t in shares[1:]:
+            picked += t[index]
+        if not picked.size:
+            return
+        lo, hi = int(picked.min()), int(picked.max())
+        picked -= lo
+        seen = np.zeros(hi - lo + 1, dtype=bool)
+        seen[picked] = True
+        if seen.all():
+            self.read(first + lo, first + hi)
+            return
+        edges = np.flatnonzero(np.diff(seen.view(np.int8))) + 1   # each stretch read, in order
+        for begin, end in zip([0, *edges], [*edges, len(seen)]):
+            if seen[begin]:
+                self.read(first + lo + int(begin), first + lo + int(end) - 1)
 
     def read(self, lo: int, hi: int) -> None:
-        lo, hi = max(0, int(lo)), min(self.n - 1, int(hi))
-        if not self.open or hi < lo:
+        """Rows ``lo`` to ``hi`` read now: :class:`ReadTwice` if one of them was first
+        read more than a block of new rows ago."""
+        if not self.open:
             return
-        seg = self.age[lo:hi + 1]
-        oldest = int(seg.max())
-        new = hi - lo + 1 if oldest == 0 else 0 if int(seg.min()) else \
-            int(np.count_nonzero(seg == 0))
-        if oldest and self.clock + new - (TOP - oldest) > self.window:
-            again = lo + int(seg.argmax())
+        if lo == hi and 0 <= lo < self.n:       # one row: the common case, kept cheap
+            age = self.age.item(lo)
+            new = 0 if age else 1
+        else:
+            lo, hi = max(0, int(lo)), min(self.n - 1, int(hi))
+            if hi < lo:
+                return
+            seg = self.age[lo:hi + 1]
+            age = int(seg.max())
+            new = hi - lo + 1 if age == 0 else 0 if int(seg.min()) else \
+                int(np.count_nonzero(seg == 0))
+        if age and self.clock + new - (TOP - age) > self.window:
             error = ReadTwice(
                 f"in {self.name}, {_rows(lo, hi, 'were')} read again after "
                 f"{_rows(*self.last)} had been read: back more than one block "
@@ -278,7 +354,10 @@ class Ledger:
                 self.error = error
             raise error
         if new:
-            np.maximum(seg, TOP - self.clock, out=seg)
+            if lo == hi:
+                self.age[lo] = TOP - self.clock
+            else:
+                np.maximum(self.age[lo:hi + 1], TOP - self.clock, out=self.age[lo:hi + 1])
             self.clock += new
             self.last = (lo, hi)
 
@@ -286,24 +365,38 @@ class Ledger:
         self.open = False
 
 
-def _ledger(x):
-    return x._ledger if isinstance(x, Rows) else None
+def _ledger(x) -> Ledger | None:
+    return getattr(x, "_ledger", None) if isinstance(x, Rows) else None
 
 
 def _plain(x, read: bool = True):
     """``x`` as NumPy's own array, its rows noted as read; lists and tuples inside too."""
     if isinstance(x, Rows):
-        if read and x._ledger is not None:
-            x._ledger.read_view(x)
+        ledger = getattr(x, "_ledger", None)
+        if read and ledger is not None:
+            ledger.read_view(x)
         return np.ndarray.view(x, np.ndarray)
     if isinstance(x, (list, tuple)) and any(isinstance(v, (Rows, list, tuple)) for v in x):
         return type(x)(_plain(v, read) for v in x)
     return x
 
 
-def _counted(a: np.ndarray, ledger: Ledger) -> "Rows":
-    view = np.ndarray.view(a, Rows)
-    view._ledger = ledger
+def _counted(a: np.ndarray, ledger: Ledger, span: tuple[int, int] | None = None) -> "Rows":
+    """``a``, a view of ``ledger``'s array, as a counted view made straight on the memory's
+    owner, so that it keeps no chain of views alive (an answer may hold one per block)."""
+    try:
+        return _made(ledger, a.shape, a.dtype, a.strides,
+                     a.__array_interface__["data"][0] - ledger.start, span)
+    except (TypeError, ValueError):  # an owner that lends no plain buffer
+        view = np.ndarray.view(a, Rows)
+        view._ledger, view._span = ledger, span
+        return view
+
+
+def _made(ledger: Ledger, shape, dtype, strides, offset: int, span) -> "Rows":
+    view = np.ndarray.__new__(Rows, shape, dtype, buffer=ledger.owner, offset=offset,
+                              strides=strides)
+    view._ledger, view._span = ledger, span
     return view
 
 
@@ -315,9 +408,15 @@ def _views_of(result, ledgers: list[Ledger]):
             if ledger.owns(result):
                 return _counted(result, ledger), True
         return result, False
-    if isinstance(result, (list, tuple)) and type(result) in (list, tuple):
+    if type(result) is list:  # changed in place: NumPy's views go as ours come
+        found = False
+        for i, r in enumerate(result):
+            result[i], one = _views_of(r, ledgers)
+            found |= one
+        return result, found
+    if type(result) is tuple:
         pairs = [_views_of(r, ledgers) for r in result]
-        return type(result)(p[0] for p in pairs), any(p[1] for p in pairs)
+        return tuple(p[0] for p in pairs), any(p[1] for p in pairs)
     return result, False
 
 
@@ -328,7 +427,7 @@ NO_READ = {np.shape, np.ndim, np.size, np.result_type, np.can_cast, np.min_scala
 
 
 def _collect(x, found: list, depth: int = 0) -> None:
-    if isinstance(x, Rows) and x._ledger is not None:
+    if _ledger(x) is not None:
         found.append(x)
     elif isinstance(x, (list, tuple)) and depth < 4:
         for v in x:
@@ -342,9 +441,10 @@ class Rows(np.ndarray):
     """A 2-D array (or a view of one) whose reads of rows are noted in its :class:`Ledger`.
     Every result computed from it is NumPy's own array; a view of it is counted too."""
 
-    _ledger: Ledger | None = None
+    __slots__ = ("_ledger", "_span")  # no dict per view: an answer may hold one per block
 
     def __array_finalize__(self, obj):
+        self._span = None
         ledger = _ledger(obj)
         if ledger is None:
             self._ledger = None
@@ -355,11 +455,19 @@ class Rows(np.ndarray):
             ledger.read_view(obj)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        inputs = tuple(_plain(x) for x in inputs)
+        plain = []
+        for x in inputs:
+            if isinstance(x, Rows):
+                if x._ledger is not None:
+                    x._ledger.read_view(x)
+                x = np.ndarray.view(x, np.ndarray)
+            elif isinstance(x, (list, tuple)):
+                x = _plain(x)
+            plain.append(x)
         out = kwargs.get("out")
         if out is not None:
             kwargs["out"] = tuple(_plain(o, read=False) for o in out)
-        result = getattr(ufunc, method)(*inputs, **kwargs)
+        result = getattr(ufunc, method)(*plain, **kwargs)
         if out is None:
             return result
         results = result if isinstance(result, tuple) else (result,)
@@ -384,10 +492,10 @@ class Rows(np.ndarray):
     def __getitem__(self, index):
         ledger = self._ledger
         plain = np.ndarray.view(self, np.ndarray)
+        if ledger is None:
+            return plain[_plain(index)]
         index = _plain(index)
         got = plain[index]
-        if ledger is None:
-            return got
         if isinstance(got, np.ndarray) and ledger.owns(got):
             return _counted(got, ledger)          # a view: nothing read yet
         ledger.read_index(plain, index)          # a copy, or one number
@@ -399,15 +507,35 @@ class Rows(np.ndarray):
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
+        plain, ledger = np.ndarray.view(self, np.ndarray), self._ledger
+        if ledger is None:
+            yield from plain
+            return
+        # Each item's rows, known from the first item's: one row each when the first axis
+        # runs along the rows and an item stays within its row (K, a block of K).
+        start = self.__array_interface__["data"][0] - ledger.start
+        first, inside = divmod(start + ledger.start - ledger.lo, ledger.row_bytes)
+        step, extra = divmod(self.strides[0], ledger.row_bytes)
+        width = sum((n - 1) * abs(s) for n, s in zip(self.shape[1:], self.strides[1:]))
+        simple = extra == 0 and all(s >= 0 for s in self.strides[1:]) and \
+            inside + width + self.itemsize <= ledger.row_bytes
+        shape, strides = self.shape[1:], self.strides[1:]
         for i in range(self.shape[0]):
-            yield self[i]
+            row = first + i * step
+            span = (row, row) if simple else None
+            try:
+                item = _made(ledger, shape, self.dtype, strides, start + i * self.strides[0],
+                             span)
+            except (TypeError, ValueError):  # an owner that lends no plain buffer
+                item = _counted(plain[i], ledger, span)
+            yield item
 
     def view(self, *args, **kwargs):
         """A view, counted like this array (``K.view(np.ndarray)`` too)."""
         made = np.ndarray.view(self, *args, **kwargs)
         if self._ledger is not None and isinstance(made, np.ndarray) and \
                 not isinstance(made, Rows):
-            made = _counted(made, self._ledger)
+            made = _counted(made, self._ledger, self._span)
         return made
 
     @property
@@ -443,15 +571,16 @@ for _name in ("dot", "tolist", "item", "tobytes", "tofile", "argmax", "argmin", 
     setattr(Rows, _name, _reading(_name))
 
 
-def counted(array: np.ndarray, name: str, window: int) -> np.ndarray:
-    """``array`` as a :class:`Rows` view with a new :class:`Ledger`, or ``array`` itself
-    when its rows cannot be told apart by address (not 2-D, or rows that interleave)."""
+def counted(array: np.ndarray, name: str, window: int, ids: np.ndarray | None = None):
+    """``array`` as a :class:`Rows` view with a new :class:`Ledger` (``ids``: row numbers
+    it may share with another), or ``array`` itself when its rows cannot be told apart
+    by address (not 2-D, or rows that interleave)."""
     if type(array) is not np.ndarray or array.ndim != 2 or array.size == 0:
         return array
     (n, d), (s0, s1) = array.shape, array.strides
     if s0 <= 0 or s1 < 0 or (d - 1) * s1 + array.itemsize > s0:
         return array
-    return _counted(array, Ledger(array, name, window))
+    return _counted(array, Ledger(array, name, window, ids))
 
 
 # ----------------------------------------------------------------------------- the driver's part
@@ -499,12 +628,15 @@ def hand_over(args: list, spec: dict | None, names=()) -> tuple[list, Watch]:
             args[i] = Stream(args[i], name(i))
         if isinstance(args[i], Stream):
             watch.parts.append(args[i])
-    for i in spec.get("rows") or ():
-        if i < len(args):
-            if _ledger(args[i]) is None:
-                args[i] = counted(args[i], name(i), _block_size(args, spec))
-            if _ledger(args[i]) is not None:
-                watch.parts.append(_ledger(args[i]))
+    rows = [i for i in spec.get("rows") or () if i < len(args)]
+    new = [args[i] for i in rows if _ledger(args[i]) is None and isinstance(args[i], np.ndarray)]
+    longest = max((len(a) for a in new if a.ndim), default=0)
+    ids = np.arange(longest, dtype=np.int32) if longest else None  # shared by the ledgers
+    for i in rows:
+        if _ledger(args[i]) is None:
+            args[i] = counted(args[i], name(i), _block_size(args, spec), ids)
+        if _ledger(args[i]) is not None:
+            watch.parts.append(_ledger(args[i]))
     return args, watch
 
 
@@ -534,15 +666,15 @@ STREAM_WHY = (
     "computed block by block and never stored.")
 DIAGNOSES = {
     ("stream", "ReadTwice"): (
-        "{name} reads the blocks twice: after the last block it asked for them again.",
+        "{name} reads the blocks twice.",
         STREAM_WHY + " A second loop over the blocks (the maximum in the first, the sum in the "
         "second) is the two-pass softmax of lesson 02, which needs the whole row at hand. Keep "
         "m and s up to date together, in one loop: when a block raises m, rescale s."),
     ("stream", "BlockKept"): (
-        "{name} keeps the blocks to read them again later.",
-        STREAM_WHY + " Keeping every block (in a list, with list(...), with itertools.tee) to "
-        "go over them again is the two-pass softmax of lesson 02 with a list in the middle. "
-        "Fold each block into m and s as it comes, and let it go."),
+        "{name} keeps the blocks to read them twice.",
+        STREAM_WHY + " Keeping every block (in a list, or with list(...)) to go over them "
+        "again is the two-pass softmax of lesson 02 with a list in the middle. Fold each "
+        "block into m and s as it comes, and let it go."),
     ("stream", "NotAList"): (
         "{name} asks its blocks for a length or an index, but they come as a stream.",
         "The check hands the blocks over as a stream, as scores arrive when they are computed "
