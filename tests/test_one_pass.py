@@ -260,7 +260,8 @@ def namespace() -> dict:
 
 STREAM_READ_TWICE = "online_softmax_stats reads the blocks twice."
 STREAM_KEPT = "online_softmax_stats keeps the blocks to read them twice."
-NOT_A_LIST = "online_softmax_stats asks its blocks for a length or an index, but they come as a stream."
+NOT_A_LIST = ("online_softmax_stats asks its blocks for a length or an index, but they come "
+              "as a stream.")
 ROWS_READ_TWICE = "attention_one_pass reads keys or values twice: it must read K and V in one pass."
 COPIES_KEPT = "it keeps every block, or a copy of each"
 
@@ -349,7 +350,7 @@ def test_a_second_pass_caught_by_the_answer_still_fails():
     assert_well_formed(failure("online_softmax_stats", swallows), STREAM_READ_TWICE)
 
 
-# ================================================================= at grading, from outside the kernel
+# ================================================================= at grading, outside the kernel
 
 class _Window:
     """A memory window that measures nothing from outside (here the kernel's own measure
@@ -480,6 +481,19 @@ def test_only_an_exercise_that_hands_its_input_over_once_says_read_twice():
     assert message.startswith("tiled_attention raised ReadTwice: a learner's own"), message
 
 
+def test_an_exercise_whose_driver_brings_no_words_gets_plain_ones():
+    from grader.learner.messages import describe_input
+
+    case = Case(([np.ones(2), np.ones(1)],), note="two blocks", names=("xs",))
+    for kind, spec in (("stream", {"stream": 0}), ("rows", {"rows": [0], "block": 1})):
+        text = one_pass.message("f", spec, case, ErrorInfo("ReadTwice", "xs was read twice"))
+        lines = text.splitlines()
+        assert lines[0] == "f reads its input twice.", text
+        assert lines[2].startswith("Diagnosis: the check hands the input over"), text
+        assert "  What happened: xs was read twice." in lines, text
+        assert describe_input(case) in text and lines[-1] == f"  {one_pass.SHOWN[kind]}", text
+
+
 # ================================================================= the stream on its own
 
 def blocks(n: int = 4) -> list[np.ndarray]:
@@ -575,7 +589,8 @@ def test_a_change_to_a_block_reaches_the_case_and_is_told():
             b -= 1.0
         return m, s
 
-    assert "changed its input `scores_blocks` in place" in failure("online_softmax_stats", subtracts)
+    message = failure("online_softmax_stats", subtracts)
+    assert "changed its input `scores_blocks` in place" in message, message
 
 
 def test_blocks_as_lists_are_lists_and_watched():
@@ -592,6 +607,15 @@ def test_a_lazy_stream_is_read_block_by_block():
     made = _normal_blocks(3, [4, 5])
     with watched([made], {"stream": 0}) as args:
         assert [b.shape for b in args[0]] == [(5,)] * 4
+
+
+def test_the_notebook_can_call_a_function_the_way_the_check_does():
+    from courseware.long_attention import stream_of
+    from grader import reference as ref
+
+    assert ref.online_softmax_stats(stream_of(blocks())) == ref.online_softmax_stats(blocks())
+    with pytest.raises(ReadTwice):
+        namespace()["stats_iterate_twice"](stream_of(blocks()))
 
 
 def test_the_given_line_reads_once_too():
@@ -662,6 +686,15 @@ def test_the_window_is_the_block_size():
     K[0:2].sum(), K[2:4].sum(), K[0:2].sum()          # within one block of 4
     with pytest.raises(ReadTwice):
         K[4:6].sum(), K[0:2].sum()
+
+
+def test_a_row_gives_numbers_and_each_is_read():
+    K = rows()
+    numbers = [x for x in K[0]]
+    assert numbers == [0.0, 1.0] and all(type(x) is np.float64 for x in numbers)
+    K[2:6].sum()
+    with pytest.raises(ReadTwice, match="row 0 was read again"):
+        [x for x in K[0]]
 
 
 def test_results_are_numpys_own_arrays():

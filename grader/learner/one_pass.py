@@ -6,11 +6,11 @@ case's arguments, which stay plain lists and arrays as data):
 
 * ``{"stream": i}``: argument i, a list of blocks (or a lazy source of blocks, the
   ``normal_blocks`` fixture), becomes a :class:`Stream`. It gives each block once, as a
-  fresh copy, in order, and then it is gone: asked for the blocks again after the last
-  one, it raises :class:`ReadTwice`; a block still held when the stream is two blocks
-  further on raises :class:`BlockKept` (a copy of the stream, ``itertools.tee``,
-  :class:`ReadTwice`); ``len``, an index or a truth test raises
-  :class:`NotAList`, since a stream has none of them.
+  fresh copy, in order, and then it is gone. Asked for the blocks again after the last
+  one, or for a copy of itself (``copy.copy``, ``itertools.tee``), it raises
+  :class:`ReadTwice`; a block still held when the stream is two blocks further on raises
+  :class:`BlockKept`; ``len``, an index or a truth test raises :class:`NotAList`, since
+  a stream has none of them.
 * ``{"rows": [i, j], "block": k}``: arguments i and j, 2-D arrays, become :class:`Rows`:
   views of the same memory that note which rows are read, through NumPy's operators and
   functions, indexing, iteration, copies and views of views. Passes are counted, not
@@ -20,14 +20,15 @@ case's arguments, which stay plain lists and arrays as data):
 
 A second pass is an error even when the answer catches it: the first one is raised again
 when the call returns (:func:`watched`). The check's engine knows these errors by their
-type's name (:data:`ERRORS`) and words the message with :func:`message`.
+type's name (:data:`ERRORS`), never by their text, and :func:`message` words the check's
+message, in the exercise's own words where its driver brings them (``"say"``).
 
 What each can and cannot see (the trade-off):
 
 * A kept block is seen by a weak reference, so keeping the blocks themselves (a list,
-  ``list(stream)``) fails at once, whatever their size. A *copy* of
-  each block (``b.copy()``, ``list(b)``, ``np.array(b)``) lets the block itself go, and
-  nothing small can tell that copy from a number the answer needs. The exercise's large
+  ``list(stream)``) fails at once, whatever their size. A *copy* of each block
+  (``b.copy()``, ``list(b)``, ``np.array(b)``) lets the block itself go, and nothing
+  small can tell that copy from a number the answer needs. The exercise's large
   case, generated block by block with a memory budget, catches an answer that keeps a
   copy of every block: its memory grows with the row, the budget with one block. Copies
   of a few blocks are not caught, and need not be: they cannot make a second pass.
@@ -247,10 +248,11 @@ class Ledger:
         self.start = self.owner.__array_interface__["data"][0]
         self.lo = byte_bounds(root)[0]
         self.row_bytes, self.n = root.strides[0], root.shape[0]
+        # Written now: fresh zeros from the system arrive page by page as they are first
+        # written, during the call, and would count as the answer's memory.
         self.age = np.empty(self.n, dtype=np.int32)
-        self.age.fill(0)  # written now: zeros NumPy takes fresh from the system arrive later,
-        # page by page as they are first written, and would count as the answer's memory
-        # 0, 1, 2, ...: the rows an index picks are read from views of it, made at no cost
+        self.age.fill(0)
+        # 0, 1, 2, ...: the rows an index picks are read from views of it, made at no cost.
         self.ids = ids if ids is not None and len(ids) >= self.n else \
             np.arange(self.n, dtype=np.int32)
         self.clock = 0                   # rows read so far, each counted once
@@ -387,7 +389,7 @@ def _counted(a: np.ndarray, ledger: Ledger, span: tuple[int, int] | None = None)
     try:
         return _made(ledger, a.shape, a.dtype, a.strides,
                      a.__array_interface__["data"][0] - ledger.start, span)
-    except (TypeError, ValueError):  # an owner that lends no plain buffer
+    except (TypeError, ValueError, BufferError):  # an owner that lends no plain buffer
         view = np.ndarray.view(a, Rows)
         view._ledger, view._span = ledger, span
         return view
@@ -511,6 +513,10 @@ class Rows(np.ndarray):
         if ledger is None:
             yield from plain
             return
+        if self.ndim == 1:  # numbers, as NumPy gives them, each read as it is given
+            for i in range(self.shape[0]):
+                yield self[i]
+            return
         # Each item's rows, known from the first item's: one row each when the first axis
         # runs along the rows and an item stays within its row (K, a block of K).
         start = self.__array_interface__["data"][0] - ledger.start
@@ -526,7 +532,7 @@ class Rows(np.ndarray):
             try:
                 item = _made(ledger, shape, self.dtype, strides, start + i * self.strides[0],
                              span)
-            except (TypeError, ValueError):  # an owner that lends no plain buffer
+            except (TypeError, ValueError, BufferError):  # no plain buffer to lend
                 item = _counted(plain[i], ledger, span)
             yield item
 
@@ -577,7 +583,7 @@ def counted(array: np.ndarray, name: str, window: int, ids: np.ndarray | None = 
     by address (not 2-D, or rows that interleave)."""
     if type(array) is not np.ndarray or array.ndim != 2 or array.size == 0:
         return array
-    (n, d), (s0, s1) = array.shape, array.strides
+    d, (s0, s1) = array.shape[1], array.strides
     if s0 <= 0 or s1 < 0 or (d - 1) * s1 + array.itemsize > s0:
         return array
     return _counted(array, Ledger(array, name, window, ids))
@@ -660,57 +666,42 @@ def watched(args: list, spec: dict | None, names=()):
 
 # ----------------------------------------------------------------------------- messages
 
-STREAM_WHY = (
-    "{name} must take one pass over the blocks, so the check hands them over as a stream: "
-    "each block comes once, in order, and then it is gone, as scores are when they are "
-    "computed block by block and never stored.")
-DIAGNOSES = {
-    ("stream", "ReadTwice"): (
-        "{name} reads the blocks twice.",
-        STREAM_WHY + " A second loop over the blocks (the maximum in the first, the sum in the "
-        "second) is the two-pass softmax of lesson 02, which needs the whole row at hand. Keep "
-        "m and s up to date together, in one loop: when a block raises m, rescale s."),
-    ("stream", "BlockKept"): (
-        "{name} keeps the blocks to read them twice.",
-        STREAM_WHY + " Keeping every block (in a list, or with list(...)) to go over them "
-        "again is the two-pass softmax of lesson 02 with a list in the middle. Fold each "
-        "block into m and s as it comes, and let it go."),
-    ("stream", "NotAList"): (
-        "{name} asks its blocks for a length or an index, but they come as a stream.",
-        "The check hands the blocks over as a stream, as scores arrive when they are computed "
-        "block by block: there is no length to ask for and no earlier block to go back to, "
-        "only the next one. Read them with one for loop, each block once, in order. An empty "
-        "stream shows itself after the loop: no block was read."),
-    ("rows", "ReadTwice"): (
-        "{name} reads keys or values twice: it must read K and V in one pass.",
-        "The check hands K and V over as arrays that note which rows your function reads. The "
-        "current block may be read as often as the step needs, but once later rows have been "
-        "read, going back to earlier ones is a second pass. A loop over the keys for the "
-        "maximum, then another for the sums and the output, reads K twice; so does scoring "
-        "every key first. Keep m, s and the output up to date in one loop over the blocks, "
-        "rescaling s and the output when m grows."),
+# What any exercise says unless its driver's "one_pass" brings its own words ("say": the
+# head and the diagnosis for each error's type, with {name} for the exercise; "shown": a
+# line under the input), as lesson 07's do: the words travel with the recorded checks.
+SAY = {
+    "ReadTwice": ("{name} reads its input twice.",
+                  "the check hands the input over to be read in one pass: each part once, in "
+                  "order, as data that is never stored. Going back to a part already read is a "
+                  "second pass."),
+    "BlockKept": ("{name} keeps parts of its input to read them twice.",
+                  "the check hands the input over to be read in one pass: each part is to be "
+                  "let go once it has been used, not kept to go over again."),
+    "NotAList": ("{name} asks its input for a length or an index, but it comes as a stream.",
+                 "a stream has no length and no index, only a next part: read it with one for "
+                 "loop, each part once, in order."),
 }
-SHOWN_AS = {
-    "stream": "  (handed to your function as a stream: each block once, in order)",
-    "rows": "  (K and V handed to your function as arrays that note which rows are read)",
-}
+SHOWN = {"stream": "(handed to your function as a stream: each block once, in order)",
+         "rows": "(handed to your function as arrays that note which rows are read)"}
 
 
 def message(name: str, spec: dict, case, error) -> str:
     """The check's message for ``error`` (an :class:`~grader.learner.cases.ErrorInfo`
-    whose type is one of :data:`ERRORS`) on ``case``: the diagnosis first, then what was
-    read and where, then the smallest input."""
+    whose type is one of :data:`ERRORS`) on ``case``, in the words of ``spec`` (the
+    driver's ``"one_pass"``): the diagnosis first, then what was read and where, then the
+    smallest input."""
     from .messages import case_title, describe_input
 
-    kind = "stream" if "stream" in spec else "rows"
-    head, why = DIAGNOSES.get((kind, error.type), DIAGNOSES[(kind, "ReadTwice")])
+    say = {**SAY, **{k: tuple(v) for k, v in (spec.get("say") or {}).items()}}
+    head, why = say.get(error.type, say["ReadTwice"])
+    shown = spec.get("shown") or SHOWN["stream" if "stream" in spec else "rows"]
     lines = [head.format(name=name), "", f"Diagnosis: {why.format(name=name)}"]
     if error.message:
         lines.append(f"  What happened: {error.message}.")
     if error.where:
         lines.append(f"  at {error.where}")
     lines += ["", f"Smallest input where it goes wrong{case_title(case)}:",
-              describe_input(case), SHOWN_AS[kind]]
+              describe_input(case), f"  {shown}"]
     return "\n".join(lines)
 
 

@@ -17,7 +17,12 @@ The cases are chosen so that every catalogued mistake shows itself:
   not see itself, a token that sees one position ahead and causal rows taken from the
   top of the mask each give their own numbers;
 * one large case per streamed exercise, run with a memory budget: a function that holds a
-  score for every key (or every pair) at once needs far more than the budget allows.
+  score for every key (or every pair) at once, or a copy of every block of scores, needs
+  far more than the budget allows;
+* the exercises that ask for one pass hand their input over so that a second pass shows
+  (``grader.learner.one_pass``): online_softmax_stats gets its blocks as a one-shot stream,
+  attention_one_pass gets K and V as arrays that note which rows are read. The words of
+  those messages travel with the driver, as data.
 
 Every catalogued mistake is a core of ``reference.py`` with one knob set wrong (the
 cache's, a class whose ``append`` has one knob set wrong).
@@ -101,6 +106,28 @@ NOT_SCALED = (
 # of 2,097,152 scores made block by block, with the memory budget of one block: keeping a
 # copy of each costs 16 MiB, several times what grading measures from outside.
 STREAM_BLOCKS, STREAM_BLOCK = 512, 4096
+STREAM_WHY = (
+    "{name} must take one pass over the blocks, so the check hands them over as a stream: "
+    "each block comes once, in order, and then it is gone, as scores are when they are "
+    "computed block by block and never stored.")
+ONE_PASS_STREAM = {"stream": 0, "say": {
+    "ReadTwice": (
+        "{name} reads the blocks twice.",
+        STREAM_WHY + " A second loop over the blocks (the maximum in the first, the sum in the "
+        "second) is the two-pass softmax of lesson 02, which needs the whole row at hand. Keep "
+        "m and s up to date together, in one loop: when a block raises m, rescale s."),
+    "BlockKept": (
+        "{name} keeps the blocks to read them twice.",
+        STREAM_WHY + " Keeping every block (in a list, or with list(...)) to go over them "
+        "again is the two-pass softmax of lesson 02 with a list in the middle. Fold each "
+        "block into m and s as it comes, and let it go."),
+    "NotAList": (
+        "{name} asks its blocks for a length or an index, but they come as a stream.",
+        "The check hands the blocks over as a stream, as scores arrive when they are computed "
+        "block by block: there is no length to ask for and no earlier block to go back to, "
+        "only the next one. Read them with one for loop, each block once, in order. An empty "
+        "stream shows itself after the loop: no block was read."),
+}}
 KEPT_EVERY_BLOCK = (
     "your result is right, but on the long stream your function needs more extra memory "
     "than the budget allows: it keeps every block, or a copy of each (b.copy(), list(b), "
@@ -186,7 +213,7 @@ register(Exercise(
         "sum: joining the blocks into one row is the two-pass softmax this exercise replaces.",
     ),
     arg_names=("scores_blocks",),
-    driver={"kind": "call", "one_pass": {"stream": 0}},
+    driver={"kind": "call", "one_pass": ONE_PASS_STREAM},
     hint=("After each block, m must be the largest score seen so far and s the sum of "
           "exp(x - m) over every score seen so far. Check both after each block of the input "
           "above, by hand."),
@@ -250,6 +277,20 @@ def one_pass(**wrong):
     return knob(ref._one_pass, **wrong)
 
 
+# K and V come as arrays that note which rows are read (grader.learner.one_pass): a row
+# read again after later rows were (more than a block before) is a second pass.
+ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {
+    "ReadTwice": (
+        "{name} reads keys or values twice: it must read K and V in one pass.",
+        "The check hands K and V over as arrays that note which rows your function reads. The "
+        "current block may be read as often as the step needs, but once later rows have been "
+        "read, going back to earlier ones is a second pass. A loop over the keys for the "
+        "maximum, then another for the sums and the output, reads K twice; so does scoring "
+        "every key first. Keep m, s and the output up to date in one loop over the blocks, "
+        "rescaling s and the output when m grows."),
+}, "shown": "(K and V handed to your function as arrays that note which rows are read)"}
+
+
 register(Exercise(
     name="attention_one_pass",
     reference=ref.attention_one_pass,
@@ -274,7 +315,7 @@ register(Exercise(
     ],
     rules=Rules(names=LIBRARY_ATTENTION, objects=ATTENTION_OBJECTS, why=BY_HAND),
     arg_names=("q", "K", "V", "block"),
-    driver={"kind": "call", "one_pass": {"rows": [1, 2], "block": 3}},
+    driver={"kind": "call", "one_pass": ONE_PASS_ROWS},
     hint=("Keep three things between blocks: the running maximum m, the running sum s of "
           "exp(score - m), and the running output, the sum of exp(score - m) times each value "
           "row. When a block raises m, both s and the output are multiplied by exp(m_old - "

@@ -91,10 +91,11 @@ def online_softmax_stats(scores_blocks):
     """The two numbers a softmax needs, in one pass over blocks of one row of scores.
 
     ``scores_blocks``: a list or a stream (any iterable) of non-empty 1-D arrays, read
-    once, in order, each let go before the next. Returns ``(m, s)`` with ``m`` the largest score and ``s = sum(exp(x - m))`` over
-    every score x: what the two-pass softmax of lesson 02 computes, so that
-    ``softmax(x) = exp(x - m) / s``. A running maximum and a running sum are kept; when a
-    block brings a larger maximum, the sum so far is multiplied by ``exp(m_old - m_new)``.
+    once, in order, each let go before the next. Returns ``(m, s)`` with ``m`` the
+    largest score and ``s = sum(exp(x - m))`` over every score x: what the two-pass
+    softmax of lesson 02 computes, so that ``softmax(x) = exp(x - m) / s``. A running
+    maximum and a running sum are kept; when a block brings a larger maximum, the sum so
+    far is multiplied by ``exp(m_old - m_new)``.
     """
     return _online_stats(scores_blocks)
 
