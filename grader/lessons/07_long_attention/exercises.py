@@ -123,7 +123,7 @@ ONE_PASS_STREAM = {"stream": 0, "say": {
         "block into m and s as it comes, and let it go."),
     "NotAList": (
         "{name} asks its blocks for a length or an index, but they come as a stream.",
-        "The check hands the blocks over as a stream, as scores arrive when they are computed "
+        "the check hands the blocks over as a stream, as scores arrive when they are computed "
         "block by block: there is no length to ask for and no earlier block to go back to, "
         "only the next one. Read them with one for loop, each block once, in order. An empty "
         "stream shows itself after the loop: no block was read."),
@@ -282,7 +282,7 @@ def one_pass(**wrong):
 ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {
     "ReadTwice": (
         "{name} reads keys or values twice: it must read K and V in one pass.",
-        "The check hands K and V over as arrays that note which rows your function reads. The "
+        "the check hands K and V over as arrays that note which rows your function reads. The "
         "current block may be read as often as the step needs, but once later rows have been "
         "read, going back to earlier ones is a second pass. A loop over the keys for the "
         "maximum, then another for the sums and the output, reads K twice; so does scoring "
