@@ -16,6 +16,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from grader.learner.env import grading, peak_bytes
+from grader.learner.one_pass import Once, Stream
 from grader.learner.validation import as_array, as_matrix, shape_str
 
 from .figures import HIGHLIGHT, RESULT, WEIGHT
@@ -27,14 +28,19 @@ SKIPPED = "#d9d9d9"
 
 def score_blocks(scores_blocks):
     """Each block of one row of scores, checked as it is read: a non-empty 1-D float
-    array with no NaN or +inf. A generator, so the blocks are read once, in order; it
-    raises ``ValueError`` at the end if there was no block at all."""
+    array with no NaN or +inf. The blocks are read once, in order: asked for them again
+    after the last one, it raises ``ReadTwice`` (a generator would silently give nothing).
+    It raises ``ValueError`` at the end if there was no block at all."""
     if isinstance(scores_blocks, (str, bytes, dict)) or not hasattr(scores_blocks, "__iter__"):
         raise ValueError(f"scores_blocks must be a list of 1-D blocks of scores, got "
                          f"{type(scores_blocks).__name__}")
     if isinstance(scores_blocks, np.ndarray) and scores_blocks.ndim < 2:
         raise ValueError(f"scores_blocks must be a list of blocks, got one array of shape "
                          f"{shape_str(scores_blocks.shape)}: put it in a list to make it one block")
+    return Once(_checked_blocks(scores_blocks), "the blocks of scores_blocks")
+
+
+def _checked_blocks(scores_blocks):
     count = 0
     for i, block in enumerate(scores_blocks):
         b = as_array(block, f"block {i} of scores_blocks", ndim=1)
@@ -51,12 +57,28 @@ def score_blocks(scores_blocks):
         raise ValueError("scores_blocks holds no block: there is no score to take the softmax of")
 
 
+def stream_of(blocks):
+    """``blocks`` (a list of blocks of scores) as the check hands them to
+    ``online_softmax_stats``: a stream, which gives each block once, in order."""
+    return Stream(blocks, "scores_blocks")
+
+
+def _as_given(x, arr: np.ndarray) -> np.ndarray:
+    """``arr``, which ``as_array`` made of ``x``; or ``x`` itself when ``arr`` is only
+    NumPy's plain view of it: an array the check hands over to be read once (whose reads
+    are noted, ``grader.learner.one_pass``) stays what it is."""
+    if isinstance(x, np.ndarray) and x is not arr and arr.dtype == x.dtype and \
+            arr.shape == x.shape and np.may_share_memory(arr, x):
+        return x
+    return arr
+
+
 def one_query(q, K, V):
     """``q: [d_k]``, ``K: [T_k, d_k]``, ``V: [T_k, d_v]`` as float arrays (NumPy arrays
     are not copied), or a ``ValueError`` that names what does not fit."""
     q = as_array(q, "q", ndim=1)
-    K = as_array(K, "K", ndim=2)
-    V = as_array(V, "V", ndim=2)
+    K = _as_given(K, as_array(K, "K", ndim=2))
+    V = _as_given(V, as_array(V, "V", ndim=2))
     if K.shape[1] != q.shape[0]:
         raise ValueError(f"q has d_k = {q.shape[0]} features but the keys in K (shape "
                          f"{shape_str(K.shape)}) have {K.shape[1]}")

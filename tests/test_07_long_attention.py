@@ -276,7 +276,7 @@ def test_the_memory_budget_catches_what_holds_every_score_or_a_copy(name, fn):
 def test_the_memory_case_is_the_largest_and_sorted_last():
     from grader.lessons import expectations
 
-    for name in ("attention_one_pass", "tiled_attention"):
+    for name in ("online_softmax_stats", "attention_one_pass", "tiled_attention"):
         for hidden in (False, True):
             cases = expectations(name, hidden).cases
             assert "memory_budget" in cases[-1].build, name

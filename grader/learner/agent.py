@@ -15,7 +15,9 @@ A *driver* (data, part of an exercise's description) says how one case runs:
   the call holds at once (``grader.learner.env.peak_bytes``) and reports, under
   ``"extra memory"``, whether it stayed within that budget. A case whose ``build`` holds
   ``{"first_bad_number": true}`` runs with NumPy's floating-point errors raised, so the
-  error names the line that makes the first NaN or inf;
+  error names the line that makes the first NaN or inf. With ``"one_pass"``, the
+  arguments it names reach the answer in a form that notices a second pass over them (a
+  stream of blocks, arrays that note which rows are read: ``grader.learner.one_pass``);
 * ``{"kind": "object", "observe": [...]}``: the answer is a class. The case's ``build``
   constructs it (``args``, ``kwargs``) and lists method calls (``calls``: ``[name,
   [args]]``); after each call the outcome records the attributes ``observe`` names
@@ -55,6 +57,7 @@ from . import codec
 from .cases import Case, ErrorInfo, Outcome
 from .env import one_thread, peak_bytes, quiet
 from .fixtures import materialise
+from .one_pass import hand_over, watched
 from .shortcuts import Rules, code_objects, functions_of, scan
 from .standin import HelperInputMismatch, installed
 
@@ -197,15 +200,16 @@ def _call(answer, data: dict, driver: dict, namespace: dict):
 
 def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict, namespace: dict):
     budget = (data.get("build") or {}).get("memory_budget")
-    if (data.get("build") or {}).get("first_bad_number"):
-        # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
-        # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
-        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+    with watched(args, driver.get("one_pass"), data.get("names")) as args:
+        if (data.get("build") or {}).get("first_bad_number"):
+            # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
+            # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
+            with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+                result = answer(*args, **kwargs)
+        elif budget is None:
             result = answer(*args, **kwargs)
-    elif budget is None:
-        result = answer(*args, **kwargs)
-    else:
-        result, peak = peak_bytes(answer, *args, **kwargs)
+        else:
+            result, peak = peak_bytes(answer, *args, **kwargs)
     if "state_of" in driver:
         return _named_state(args[driver["state_of"]])
     observe = driver.get("observe")
@@ -231,11 +235,14 @@ def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict, namespac
 _STAGED: dict = {}
 
 
-def stage(tree, namespace: dict) -> None:
+def stage(tree, namespace: dict, driver: dict | None = None) -> None:
     data = codec.decode(tree)
     _STAGED.clear()
-    _STAGED["case"] = (data, list(materialise(data["args"], namespace)),
-                       materialise(data["kwargs"], namespace))
+    # Arguments read once are handed over here, before the window: what notes their
+    # reads (grader.learner.one_pass) is not the answer's memory.
+    args, _ = hand_over(list(materialise(data["args"], namespace)),
+                        (driver or {}).get("one_pass"), data.get("names"))
+    _STAGED["case"] = (data, args, materialise(data["kwargs"], namespace))
 
 
 def run_staged(answer, driver: dict, late: dict, namespace: dict) -> Outcome:
@@ -385,7 +392,7 @@ def handle(namespace: dict, text: str) -> str:
             except Exception:  # noqa: BLE001 (an answer whose code cannot be read)
                 pass
         if "stage" in request:
-            stage(request["stage"], namespace)
+            stage(request["stage"], namespace, request.get("driver"))
             reply["staged"] = True
         if "late" in request:
             outcome = run_staged(answer, request["driver"], request["late"], namespace)

@@ -30,6 +30,8 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference, comparison
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
+from .one_pass import ERRORS as ONE_PASS_ERRORS
+from .one_pass import message as one_pass_message
 from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
                         output_part, probe_cases, raises_by_axes, relations, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
@@ -359,6 +361,8 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         err = outcome.error
         if err is not None and err.not_implemented:
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
+        if err is not None and err.type in ONE_PASS_ERRORS and exp.info.driver.get("one_pass"):
+            return _one_pass_failure(exp, case, outcome)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
             by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
@@ -408,6 +412,14 @@ def _blame(name: str, failing: tuple[str, ...]) -> str:
     return (f"your {names} {'fails its own check' if one else 'fail their own checks'}, "
             f"and {name} runs {'it' if one else 'them'}: the difference may come from there. "
             f"Make {'that check' if one else 'those checks'} pass first.")
+
+
+def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdict:
+    """An input the exercise hands over to be read once, read twice (or asked for a length
+    it does not have): known by the error's type, which the driver sets; the message is
+    worded where that input is handed over (``grader.learner.one_pass``)."""
+    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver["one_pass"], case,
+                                           outcome.error))
 
 
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:

@@ -17,7 +17,12 @@ The cases are chosen so that every catalogued mistake shows itself:
   not see itself, a token that sees one position ahead and causal rows taken from the
   top of the mask each give their own numbers;
 * one large case per streamed exercise, run with a memory budget: a function that holds a
-  score for every key (or every pair) at once needs far more than the budget allows.
+  score for every key (or every pair) at once, or a copy of every block of scores, needs
+  far more than the budget allows;
+* the exercises that ask for one pass hand their input over so that a second pass shows
+  (``grader.learner.one_pass``): online_softmax_stats gets its blocks as a one-shot stream,
+  attention_one_pass gets K and V as arrays that note which rows are read. The words of
+  those messages travel with the driver, as data.
 
 Every catalogued mistake is a core of ``reference.py`` with one knob set wrong (the
 cache's, a class whose ``append`` has one knob set wrong).
@@ -29,7 +34,7 @@ import functools
 import numpy as np
 
 from ...learner.compare import FLOAT32, FLOAT64
-from ...learner.fixtures import learner_object, normal_fixture
+from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
@@ -95,6 +100,42 @@ NOT_SCALED = (
 
 # ============================================================================= online_softmax_stats
 
+# The blocks come as a one-shot stream (grader.learner.one_pass): a second loop over them,
+# or a block kept to be read again, fails with its own message. A copy of every block kept
+# instead cannot be told from a number the answer needs, so the largest case is a stream
+# of 2,097,152 scores made block by block, with the memory budget of one block: keeping a
+# copy of each costs 16 MiB, several times what grading measures from outside.
+STREAM_BLOCKS, STREAM_BLOCK = 512, 4096
+STREAM_WHY = (
+    "{name} must take one pass over the blocks, so the check hands them over as a stream: "
+    "each block comes once, in order, and then it is gone, as scores are when they are "
+    "computed block by block and never stored.")
+ONE_PASS_STREAM = {"stream": 0, "say": {
+    "ReadTwice": (
+        "{name} reads the blocks twice.",
+        STREAM_WHY + " A second loop over the blocks (the maximum in the first, the sum in the "
+        "second) is the two-pass softmax of lesson 02, which needs the whole row at hand. Keep "
+        "m and s up to date together, in one loop: when a block raises m, rescale s."),
+    "BlockKept": (
+        "{name} keeps the blocks to read them twice.",
+        STREAM_WHY + " Keeping every block (in a list, or with list(...)) to go over them "
+        "again is the two-pass softmax of lesson 02 with a list in the middle. Fold each "
+        "block into m and s as it comes, and let it go."),
+    "NotAList": (
+        "{name} asks its blocks for a length or an index, but they come as a stream.",
+        "the check hands the blocks over as a stream, as scores arrive when they are computed "
+        "block by block: there is no length to ask for and no earlier block to go back to, "
+        "only the next one. Read them with one for loop, each block once, in order. An empty "
+        "stream shows itself after the loop: no block was read."),
+}}
+KEPT_EVERY_BLOCK = (
+    "your result is right, but on the long stream your function needs more extra memory "
+    "than the budget allows: it keeps every block, or a copy of each (b.copy(), list(b), "
+    "np.array(b)), to read them again after the last one. That is the two-pass softmax "
+    "with a list in the middle, and its memory grows with the row. Fold each block into m "
+    "and s as it comes, and keep nothing else between blocks."
+)
+
 def stats_cases(rng, hidden):
     def blocks(*sizes, draw=small_ints, **kw):
         return [draw(rng, (n,), **kw) for n in sizes]
@@ -130,8 +171,14 @@ def stats_cases(rng, hidden):
     as_32 = Case(([b.astype(np.float32) for b in last.args[0]],), note="float32 blocks",
                  tol=FLOAT32)
     as_list = Case(([b.tolist() for b in last.args[0]],), note="blocks as Python lists")
-    as_tuple = Case((tuple(last.args[0]),), note="a tuple of blocks")
-    return cases + [as_32, as_list, as_tuple]
+    as_ints = Case(([np.round(b).astype(np.int64) for b in last.args[0]],),
+                   note="blocks of integer scores")
+    n, size = STREAM_BLOCKS, STREAM_BLOCK
+    seed = int(rng.integers(0, 10_000))
+    long_stream = Case((normal_blocks_fixture(seed, n, size, scale=3.0),),
+                       note=f"{n} blocks of {size:,} scores, with a memory budget",
+                       build={"memory_budget": memory_budget(size, 2), "late": []})
+    return cases + [as_32, as_list, as_ints, long_stream]
 
 
 register(Exercise(
@@ -144,6 +191,8 @@ register(Exercise(
                       SUM_NOT_RESCALED),
         Misconception("maximum starts at 0", knob(ref._online_stats, start=0.0),
                       MAX_STARTS_AT_0.replace(" and the division is 0 / 0", "")),
+        Misconception("every block kept", knob(ref._online_stats, keep=True),
+                      KEPT_EVERY_BLOCK),
         Misconception(
             "sum of exp(x)", knob(ref._online_stats, shift=False),
             "your sum adds up exp(x) itself. The sum that goes with the maximum m is the sum of "
@@ -165,6 +214,7 @@ register(Exercise(
         "sum: joining the blocks into one row is the two-pass softmax this exercise replaces.",
     ),
     arg_names=("scores_blocks",),
+    driver={"kind": "call", "one_pass": ONE_PASS_STREAM},
     hint=("After each block, m must be the largest score seen so far and s the sum of "
           "exp(x - m) over every score seen so far. Check both after each block of the input "
           "above, by hand."),
@@ -228,6 +278,20 @@ def one_pass(**wrong):
     return knob(ref._one_pass, **wrong)
 
 
+# K and V come as arrays that note which rows are read (grader.learner.one_pass): a row
+# read again after later rows were (more than a block before) is a second pass.
+ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {
+    "ReadTwice": (
+        "{name} reads keys or values twice: it must read K and V in one pass.",
+        "the check hands K and V over as arrays that note which rows your function reads. The "
+        "current block may be read as often as the step needs, but once later rows have been "
+        "read, going back to earlier ones is a second pass. A loop over the keys for the "
+        "maximum, then another for the sums and the output, reads K twice; so does scoring "
+        "every key first. Keep m, s and the output up to date in one loop over the blocks, "
+        "rescaling s and the output when m grows."),
+}, "shown": "(K and V handed to your function as arrays that note which rows are read)"}
+
+
 register(Exercise(
     name="attention_one_pass",
     probes=("K", "V"),
@@ -254,6 +318,7 @@ register(Exercise(
     ],
     rules=Rules(names=LIBRARY_ATTENTION, objects=ATTENTION_OBJECTS, why=BY_HAND),
     arg_names=("q", "K", "V", "block"),
+    driver={"kind": "call", "one_pass": ONE_PASS_ROWS},
     hint=("Keep three things between blocks: the running maximum m, the running sum s of "
           "exp(score - m), and the running output, the sum of exp(score - m) times each value "
           "row. When a block raises m, both s and the output are multiplied by exp(m_old - "

@@ -64,9 +64,16 @@ def _finish(s, o, normalise="end"):
 
 # ----------------------------------------------------------------------------- the statistics
 
-def _online_stats(scores_blocks, *, start=-np.inf, shift=True, **absorb_knobs):
+def _online_stats(scores_blocks, *, start=-np.inf, shift=True, keep=False, **absorb_knobs):
     """``(max, sum)`` in one pass. ``start``: the running maximum before any block;
-    ``shift``: the sum is of ``exp(x - max)`` (else of ``exp(x)``)."""
+    ``shift``: the sum is of ``exp(x - max)`` (else of ``exp(x)``); ``keep``: a copy of
+    every block is kept and read again after the last one (two passes, with memory for the
+    whole row)."""
+    if keep:
+        kept = [b.copy() for b in score_blocks(scores_blocks)]
+        m = max(float(b.max()) for b in kept)
+        with np.errstate(invalid="ignore"):
+            return m, float(sum(np.exp(b - m).sum() for b in kept))
     m = s = None
     with np.errstate(over="ignore", invalid="ignore"):
         for b in score_blocks(scores_blocks):
@@ -83,11 +90,12 @@ def _online_stats(scores_blocks, *, start=-np.inf, shift=True, **absorb_knobs):
 def online_softmax_stats(scores_blocks):
     """The two numbers a softmax needs, in one pass over blocks of one row of scores.
 
-    ``scores_blocks``: a list (any iterable) of non-empty 1-D arrays, read once, in
-    order. Returns ``(m, s)`` with ``m`` the largest score and ``s = sum(exp(x - m))`` over
-    every score x: what the two-pass softmax of lesson 02 computes, so that
-    ``softmax(x) = exp(x - m) / s``. A running maximum and a running sum are kept; when a
-    block brings a larger maximum, the sum so far is multiplied by ``exp(m_old - m_new)``.
+    ``scores_blocks``: a list or a stream (any iterable) of non-empty 1-D arrays, read
+    once, in order, each let go before the next. Returns ``(m, s)`` with ``m`` the
+    largest score and ``s = sum(exp(x - m))`` over every score x: what the two-pass
+    softmax of lesson 02 computes, so that ``softmax(x) = exp(x - m) / s``. A running
+    maximum and a running sum are kept; when a block brings a larger maximum, the sum so
+    far is multiplied by ``exp(m_old - m_new)``.
     """
     return _online_stats(scores_blocks)
 
