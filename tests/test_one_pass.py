@@ -328,8 +328,8 @@ def test_the_message_names_the_line_and_what_was_read():
                                      "which rows are read)"), message
 
     message = failure("online_softmax_stats", namespace()["stats_keep_then_read_twice"])
-    assert ("What happened: block 0 of scores_blocks was still held when block 2 was asked "
-            "for.") in message, message
+    assert ("What happened: blocks 0 and 1 of scores_blocks were still held when block 3 was "
+            "asked for.") in message, message
     assert "`for b in score_blocks(scores_blocks):`" in message, message
     message = failure("online_softmax_stats", namespace()["stats_with_len"])
     assert "What happened: len(scores_blocks), but scores_blocks is a stream" in message, message
@@ -535,8 +535,21 @@ def test_reading_a_stream_again_raises_read_twice(again):
 @pytest.mark.parametrize("keep", [list, lambda s: [b for b in s]],
                          ids=["list()", "a list of the blocks"])
 def test_keeping_the_blocks_raises_block_kept(keep):
-    with pytest.raises(BlockKept, match="block 0 of blocks was still held when block 2"):
+    with pytest.raises(BlockKept, match="blocks 0 and 1 of blocks were still held when block 3"):
         keep(Stream(blocks(3), "blocks"))
+
+
+@pytest.mark.parametrize("hold", ["first", "previous"])
+def test_holding_one_earlier_block_is_one_pass(hold):
+    """An answer may keep the first block as its starting point, or the one before as a
+    comparison: one block held is no list of blocks to read again."""
+    stream, first, previous, current = Stream(blocks(5), "blocks"), None, None, None
+    for block in stream:
+        if hold == "first":
+            first = block if first is None else first
+        else:  # when block i is asked for, block i - 2 is still held here
+            previous, current = current, block
+    assert (first if hold == "first" else previous) is not None
 
 
 def test_a_tee_for_a_second_pass_raises_read_twice():

@@ -189,21 +189,26 @@ class Stream:
         return block
 
     def _let_go(self) -> None:
-        """Before the next block: the block before the last must be gone, and a change
-        made to the last one reaches the case's data, where the driver sees it."""
+        """Before the next block: a change made to the last one reaches the case's data,
+        where the driver sees it; and of the blocks before the last, at most one may still
+        be held. One is an honest answer's (the first block kept as a starting point, a
+        previous one kept to compare); two or more is a list of blocks to read again."""
         if self._held:
             _write_back(*self._held[-1][1:])
-        if len(self._held) < 2:
-            return
-        index, ref, _ = self._held.popleft()
-        if ref() is not None:
-            # A reference cycle that holds it is not the answer keeping it. Only a full
+        older = [entry for entry in list(self._held)[:-1] if entry[1]() is not None]
+        if len(older) >= 2:
+            # A reference cycle that holds them is not the answer keeping them. Only a full
             # collection will do: a younger one moves live cycles to the oldest generation.
             gc.collect()
-        if ref() is not None:
+            older = [entry for entry in older if entry[1]() is not None]
+        if len(older) >= 2:
+            kept = " and ".join(str(index) for index, _, _ in older[:2])
             raise self._fail(BlockKept(
-                f"block {index} of {self._name} was still held when block {self._count} was "
-                f"asked for"))
+                f"blocks {kept} of {self._name} were still held when block {self._count} "
+                f"was asked for"))
+        last = self._held[-1] if self._held else None
+        self._held.clear()
+        self._held.extend(older + ([last] if last else []))
 
     def close(self) -> None:
         for _, ref, original in self._held:
