@@ -23,6 +23,10 @@ def bad(*args, why: str, **kwargs) -> BadInput:
     return BadInput(Case(args, kwargs), why)
 
 
+def ones(*shapes) -> tuple:
+    return tuple(map(np.ones, shapes))
+
+
 def memory_budget(block_entries: int, kept_entries: int) -> int:
     """The extra bytes a streamed function may hold: 32 KiB for Python itself, plus 8 float64
     arrays the size of a block and 4 the size of what is kept between blocks."""
@@ -76,7 +80,8 @@ STREAM = ("the check hands the blocks over as a stream, as scores arrive when co
 ONE_PASS_STREAM = {"stream": 0, "say": {
     "ReadTwice": ("{name} reads the blocks twice.", STREAM + "A second loop over them (the "
                   "maximum in the first, the sum in the second) is lesson 02's two-pass softmax. "
-                  "Keep m and s up to date together, in one loop: when a block raises m, rescale s."),
+                  "Keep m and s up to date together, in one loop: when a block raises m, "
+                  "rescale s."),
     "BlockKept": ("{name} keeps the blocks to read them twice.", STREAM + "Keeping every block (in "
                   "a list, or with list(...)) to go over them again is lesson 02's two-pass "
                   "softmax with a list in the middle. Fold each block into m and s as it comes."),
@@ -203,7 +208,8 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
     "later ones were read is a second pass. A loop over the keys for the maximum, then another "
     "for the sums and the output, reads K twice; so does scoring every key first. Keep m, s and "
     "the output up to date in one loop over the blocks, rescaling s and the output when m "
-    "grows.")}, "shown": "(K and V handed to your function as arrays that note which rows are read)"}
+    "grows.")},
+    "shown": "(K and V handed to your function as arrays that note which rows are read)"}
 
 one_pass = functools.partial(knob, ref._one_pass)
 register(Exercise(
@@ -217,21 +223,17 @@ register(Exercise(
         Misconception("maximum starts at 0", one_pass(start=0.0), MAX_STARTS_AT_0),
         Misconception("divided inside the loop", one_pass(normalise="each block"), DIVIDED_INSIDE),
         Misconception("every score at once", one_pass(stream=False), too_much_memory(
-            "result is", "the budget grows with the block size, not with the number of keys, "
-            "and something in your function holds a score (or a copy of K or V) for every key at "
-            "once", "Score one block of keys, fold it into the running maximum, sum and output, "
-            "and let it go before the next block. Slices such as K[j:j + block] are views and "
-            "cost nothing.")),
+            "result is", "it holds a score (or a copy of K or V) for every key at once, while the "
+            "budget grows with the block size", "Score one block of keys, fold it into m, s and "
+            "the output, and let it go. Slices such as K[j:j + block] are views: they cost "
+            "nothing.")),
         Misconception("scores not scaled", one_pass(scaled=False),
                       not_scaled("each q·k", "d_k, the length of the query and key vectors")),
     ],
-    bad_inputs=[bad(np.ones(3), np.ones((4, 2)), np.ones((4, 1)), 2,
-                    why="q has d_k = 3 but the keys have 2 features"),
-                bad(np.ones(2), np.ones((4, 2)), np.ones((3, 1)), 2,
-                    why="K has 4 keys but V has 3 rows"),
-                bad(np.ones(2), np.ones((4, 2)), np.ones((4, 1)), 0,
-                    why="block = 0 is not a block size"),
-                bad(np.ones((1, 2)), np.ones((4, 2)), np.ones((4, 1)), 2,
+    bad_inputs=[bad(*ones(3, (4, 2), (4, 1)), 2, why="q has d_k = 3 but the keys have 2 features"),
+                bad(*ones(2, (4, 2), (3, 1)), 2, why="K has 4 keys but V has 3 rows"),
+                bad(*ones(2, (4, 2), (4, 1)), 0, why="block = 0 is not a block size"),
+                bad(*ones((1, 2), (4, 2), (4, 1)), 2,
                     why="q is 2-D: this function takes one query")],
     hint=("Keep three things between blocks: the running maximum m, the running sum s of "
           "exp(score - m), and the running output, the sum of exp(score - m) times each value "
@@ -316,15 +318,12 @@ register(Exercise(
             "T_q × T_k numbers", "Work one tile at a time: the memory should grow with block_q "
             "× block_k (plus the output), not with T_q × T_k.")),
     ],
-    bad_inputs=[
-        bad(np.ones((3, 2)), np.ones((4, 3)), np.ones((4, 1)), 2, 2,
-            why="Q has d_k = 2 but K has d_k = 3"),
-        bad(np.ones((3, 2)), np.ones((4, 2)), np.ones((4, 1)), 2, 2, causal=True,
-            why="causal=True with 3 queries and 4 keys"),
-        bad(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 1)), 0, 2,
-            why="block_q = 0 is not a block size"),
-        bad(np.ones((3, 2)), np.ones((3, 2)), np.ones((3, 1)), 2, 2, causal="yes",
-            why="causal must be True or False")],
+    bad_inputs=[bad(*ones((3, 2), (4, 3), (4, 1)), 2, 2, why="Q has d_k = 2 but K has d_k = 3"),
+                bad(*ones((3, 2), (4, 2), (4, 1)), 2, 2, causal=True,
+                    why="causal=True with 3 queries and 4 keys"),
+                bad(*ones((3, 2), (3, 2), (3, 1)), 0, 2, why="block_q = 0 is not a block size"),
+                bad(*ones((3, 2), (3, 2), (3, 1)), 2, 2, causal="yes",
+                    why="causal must be True or False")],
     hint=("Each block of queries runs the online softmax of attention_one_pass over its row of "
           "tiles, for all its rows at once: a running maximum, sum and output per row. With "
           "causal=True, leave out the tiles whose keys all come after all their queries (and "
@@ -388,7 +387,7 @@ def cache_with(**wrong) -> type:
 
 
 def bad_cache(*appends, why: str) -> BadInput:
-    return BadInput(Case((), build=cache_steps([tuple(map(np.ones, a)) for a in appends])), why)
+    return BadInput(Case((), build=cache_steps([ones(*a) for a in appends])), why)
 
 
 register(Exercise(
@@ -460,8 +459,8 @@ def decode_cases(rng, hidden):
 
 
 def bad_step(x_shape, past, w_shapes, why: str) -> BadInput:
-    cache = _cache_fixture(*map(np.ones, past))  # empty when past has 0 rows
-    return BadInput(Case((np.ones(x_shape), cache, *map(np.ones, w_shapes))), why)
+    cache = _cache_fixture(*ones(*past))  # empty when past has 0 rows
+    return BadInput(Case((np.ones(x_shape), cache, *ones(*w_shapes))), why)
 
 
 POSITION = ("New token i sits at position t + i (t: the positions cached before the call, "
