@@ -291,7 +291,8 @@ def text_reads(source: str) -> list[str]:
 
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+        if isinstance(node, ast.Compare) and \
+                any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
             for side in node.comparators:
                 if isinstance(side, ast.Attribute) and side.attr in TEXT_FIELDS:
                     found.append(f"line {node.lineno}: `in ….{side.attr}`")

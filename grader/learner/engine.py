@@ -370,7 +370,8 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
                 _culprits(exp.info, subject, set_aside, err.helper)
             blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else \
                 (f"Diagnosis: {by_axes.text}" if by_axes else "")
-            return Verdict(False, fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
+            return Verdict(False,
+                           fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
                            blamed=blamed, relation=by_axes.kind if by_axes else "")
         if outcome.mutated:

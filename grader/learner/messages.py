@@ -263,7 +263,8 @@ def describe_input(case: Case) -> str:
             parts.append(f"  {name} = {_random_input(arg)}")
             continue
         shown = fmt_value(arg)
-        if "\n" not in shown and (_COMPACT.get() or not isinstance(to_numpy(arg), (np.ndarray, list))):
+        plain = not isinstance(to_numpy(arg), (np.ndarray, list))  # a number, a flag
+        if "\n" not in shown and (_COMPACT.get() or plain):
             parts.append(f"  {name}{kind} = {shown.strip()}")
         elif _COMPACT.get() >= 2 and _summary(arg):
             parts.append(f"  {name} = {_summary(arg)}")

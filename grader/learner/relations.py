@@ -268,7 +268,8 @@ def _rows_moved(got, want, tol) -> Relation | None:
         n = want.shape[ax]
         if n < 2:
             continue
-        if _close(got, np.flip(want, axis=ax), tol) and not _close(want, np.flip(want, axis=ax), tol):
+        flipped = np.flip(want, axis=ax)
+        if _close(got, flipped, tol) and not _close(want, flipped, tol):
             return Relation("reordered", f"your result is the expected one in reverse order "
                                          f"along axis {ax - want.ndim}: the newest first where "
                                          f"the oldest should be, or a loop run backwards.",
@@ -603,7 +604,7 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
 __all__ = ["FIRST_BAD_NUMBER", "Relation", "relate", "relations"]
 
 
-# ----------------------------------------------------------------------------- dependence, by probes
+# ----------------------------------------------------------------------------- probes
 
 PROBED_ROWS = 6  # rows of one argument changed one at a time, at most
 
@@ -746,10 +747,11 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
             row, extra = seen[0]
             at = ", ".join(map(str, extra[:4]))
             return Relation("sees", f"changing {_rows_text(name, [row], sizes.get(name, 0))} "
-                                    f"changes your output at position{'s' if len(extra) > 1 else ''}"
-                                    f" {at}, where the expected output does not change: it must "
-                                    f"not see it there (a mask or a range that lets in too "
-                                    f"much?).", f"sees:{name}")
+                                    f"changes your output at "
+                                    f"position{'s' if len(extra) > 1 else ''} {at}, where "
+                                    f"the expected output does not change: it must not see it "
+                                    f"there (a mask or a range that lets in too much?).",
+                            f"sees:{name}")
     for name, rows in by_arg.items():
         unread = [row for row, want, got in rows if want and not got]
         partly = [(row, sorted(set(want) - set(got))) for row, want, got in rows
