@@ -319,3 +319,11 @@ def test_the_engine_decides_nothing_from_message_text():
                'helper = err.message.split("(", 1)[0]\n'
                'also = re.match("x", got)\n')
     assert len(text_reads(planted)) == 3
+
+
+def test_a_large_result_is_searched_only_for_what_is_cheap_to_find():
+    big = RNG.normal(size=(2048, 4))
+    assert kind(big, np.roll(big, 7, axis=0))[0] is None  # no search over 2048 rotations
+    assert kind(big, big * 3)[0] == "scale"
+    small = big[:8]
+    assert kind(small, np.roll(small, 3, axis=0))[0] == "reordered"
