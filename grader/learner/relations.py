@@ -742,8 +742,8 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
             return None
         if all(not got for _, _, got in rows) and any(want for _, want, _ in rows):
             return Relation("ignores", f"your result does not change when {name} changes, but "
-                                       f"the expected one does: your code never uses {name} "
-                                       f"(or uses another argument in its place).",
+                                       f"the expected one does: {name} never reaches your "
+                                       f"result (is another argument used in its place?).",
                             f"ignores:{name}")
     for name, rows in by_arg.items():
         if positions < 2:
