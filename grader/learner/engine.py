@@ -33,7 +33,8 @@ from .messages import (case_title, describe_input, fitted, fmt_value, labelled, 
 from .one_pass import ERRORS as ONE_PASS_ERRORS
 from .one_pass import message as one_pass_message
 from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
-                        output_part, probe_cases, raises_by_axes, relations, substituted)
+                        output_part, probe_cases, raises_by_axes, relations, rescaled_match,
+                        substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -157,10 +158,10 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         found = [r for r in found if (r.key or r.kind) in keys]
         confirmed += 1
     if not found:
-        swaps = exp.cases[failing].meta.get("swaps")
-        swapped = substituted(swaps, outcomes[failing].value, exp.cases[failing].tol) \
-            if swaps else None
-        return swapped or _probed(exp, subject, outcomes, failing), ""
+        meta, got, tol = exp.cases[failing].meta, outcomes[failing].value, exp.cases[failing].tol
+        scaled = rescaled_match(meta["scaled"], got, tol) if meta.get("scaled") else None
+        swapped = substituted(meta["swaps"], got, tol) if meta.get("swaps") else None
+        return scaled or swapped or _probed(exp, subject, outcomes, failing), ""
     found = found[0]
     if found.kind != "nan":
         return found, ""

@@ -678,6 +678,37 @@ def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
     return out
 
 
+def rescaled(case, through: str) -> list[tuple[str, str, object]]:
+    """``case`` with the argument ``through`` (the queries, or what makes them) multiplied
+    by each factor built from the case's scale (a quantity named "√…"), so that the scores
+    are: ``(factor as words, what it suggests, case)``."""
+    if through not in case.names or case.names.index(through) >= len(case.args):
+        return []
+    i = case.names.index(through)
+    a = to_numpy(case.args[i])
+    if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+        return []
+    out = []
+    for factor, how, why in _factors(case.quantities):
+        if why and any(n.startswith("√") for n in case.quantities):
+            args_ = list(case.args)
+            args_[i] = _like(case.args[i], a * factor)
+            value = how if how == _num(factor) else f"{_num(factor)} = {how}"
+            out.append((value, why, case.with_args(tuple(args_))))
+    return out
+
+
+def rescaled_match(scaled: list, got, tol: Tolerance) -> Relation | None:
+    """The factor on the scores (``Case.meta["scaled"]``) that gives the answer's result."""
+    for value, why, result in scaled:
+        if difference(result, got, tol) is None:
+            ask = why[0].upper() + why[1:] + ("" if why.endswith("?") else ".")
+            return Relation("scaled scores", f"your result is what the expected one would be "
+                                             f"with the scores multiplied by {value} before the "
+                                             f"softmax. {ask}", f"scaled scores:{value}")
+    return None
+
+
 def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
     """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
     for used, instead, value in swaps:

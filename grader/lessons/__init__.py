@@ -93,6 +93,11 @@ class Exercise:
     # which output positions change when one row changes, against the reference's
     # (``grader.learner.relations.dependence``), on the smallest :data:`PROBED_CASES`.
     probes: tuple[str, ...] = ()
+    # The argument through which a factor on the scores shows ("Q": multiplying the queries
+    # by c multiplies every score by c). For the smallest cases, the reference's result
+    # with the scores multiplied by each factor built from the case's scale (√d_k, 1/√d_k,
+    # √d_k/√T_k, ...) is recorded, so a wrong scale is named by the factor it amounts to.
+    scales: str = ""
 
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
@@ -252,7 +257,7 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
                                f"({case.note}): {outcome.error.message}")
         if ex.record is not None:
             outcome.value = ex.record(outcome.value)
-    if ex.probes:
+    if ex.probes or ex.scales:
         _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases))
@@ -265,7 +270,7 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
     row of a probed argument changes (``meta["depends"] = [[argument, row, positions]]``),
     and what the reference gives with one probed argument in the place of another of the
     same shape (``meta["swaps"] = [[used, instead of, result]]``)."""
-    from ..learner.relations import changed_positions, probe_cases, substitutions
+    from ..learner.relations import changed_positions, probe_cases, rescaled, substitutions
 
     for case, outcome in zip(cases, expected):
         probes = probe_cases(case, ex.probes)
@@ -281,6 +286,12 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
             depends.append([name, row, moved])
         else:
             case.meta = {**case.meta, "depends": depends}
+        if ex.scales:
+            scaled = rescaled(case, ex.scales)
+            results = agent.run(ex.reference, ex.driver, [c for _, _, c in scaled])
+            found = [[v, why, r.value] for (v, why, _), r in zip(scaled, results) if r.error is None]
+            if found:
+                case.meta = {**case.meta, "scaled": found}
         swaps = substitutions(case, ex.probes)
         results = agent.run(ex.reference, ex.driver, [c for _, _, c in swaps])
         found = [[a, b, r.value] for (a, b, _), r in zip(swaps, results) if r.error is None]

@@ -35,14 +35,6 @@ def softmax_over_queries(axis: str, fix: str) -> str:
             f"change the weights of every other.)")
 
 
-def not_scaled(product: str, width: str) -> str:
-    """Scores left unscaled. ``product``: what must be divided ("Q Kᵀ", "each q·k_i");
-    ``width``: the width whose square root divides it, in the lesson's words."""
-    return (f"your scores are not scaled. Divide {product} by the square root of {width}, "
-            f"before the softmax: without it the scores grow with that width and the softmax "
-            f"saturates to almost one-hot weights.")
-
-
 def softmax_overflows(shift: str) -> str:
     """np.exp of large scores without the maximum subtracted first. ``shift``: what to
     subtract, in the lesson's words ("each row's largest allowed score")."""

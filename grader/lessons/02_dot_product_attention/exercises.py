@@ -11,7 +11,7 @@ import numpy as np
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, normal, small_ints, with_variants
-from ..messages import not_scaled, scaled_by_sqrt_d_model, softmax_over_queries, softmax_overflows
+from ..messages import softmax_over_queries, softmax_overflows
 from . import reference as ref
 
 
@@ -136,11 +136,7 @@ SEQ_LEN = ("you divided by the square root of the sequence length (the number of
            "scale is sqrt(d_k), where d_k is the length of each query and key vector, the last "
            "axis of Q. The sum q·k has d_k terms, so its spread grows with d_k, whatever the "
            "number of tokens.")
-D_K = ("you divided by d_k itself. Divide by its square root, `np.sqrt(d_k)`: a dot product of "
-       "d_k random terms has a standard deviation of about sqrt(d_k). Dividing by d_k shrinks the "
-       "scores too much, so the weights come out too flat.")
 scores = functools.partial(knob, ref._scores)
-NO_SCALE = not_scaled("Q Kᵀ", "d_k, the length of each query and key vector")
 K_DOT_T = ("you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
            "[batch, T_k, d_k] becomes [d_k, T_k, batch]. Swap only the last two axes: "
            "`np.swapaxes(K, -1, -2)`, which works for any number of batch axes.")
@@ -209,14 +205,10 @@ WHOLE_ARRAY = ("your softmax normalises the whole array (or each whole score mat
                "each row, along the key axis, `axis=-1`.")
 attention = functools.partial(knob, ref._attention)
 register(Exercise(
-    name="scaled_dot_product_attention", reference=ref.scaled_dot_product_attention,
+    name="scaled_dot_product_attention", scales="Q", reference=ref.scaled_dot_product_attention,
     cases=attention_cases, calls=attention_calls,
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
     misconceptions=[
-        *(Misconception(name, attention(scores=scores(divide_by=by)), message)
-          for name, by, message in [("scaled by sqrt(T_k)", "sqrt(T_k)", SEQ_LEN),
-                                    ("scaled by sqrt(T_q)", "sqrt(T_q)", SEQ_LEN),
-                                    ("scaled by d_k", "d_k", D_K), ("no scaling", "1", NO_SCALE)]),
         Misconception("softmax over the query axis", attention(softmax_axis=-2),
                       softmax_over_queries("`axis=-2`", "`axis=-1`, the key axis")),
         Misconception("softmax along axis 0", attention(softmax_axis=0),
@@ -275,13 +267,9 @@ def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 one_query = functools.partial(knob, ref._attend_one_query)
 register(Exercise(
-    name="attend_one_query", reference=ref.attend_one_query, cases=one_query_cases,
+    name="attend_one_query", scales="q", reference=ref.attend_one_query, cases=one_query_cases,
     probes=("K", "V"), quantities=attention_quantities,
     misconceptions=[
-        Misconception("no scaling", one_query(divide_by="1"),
-                      not_scaled("each q·k_i", "d_k = len(q)")),
-        Misconception("scaled by sqrt(T_k)", one_query(divide_by="sqrt(T_k)"), SEQ_LEN),
-        Misconception("scaled by d_k", one_query(divide_by="d_k"), D_K),
         Misconception("unstable exponentials", one_query(stable=False),
                       softmax_overflows("the largest score from every score")),
         Misconception("weights not normalised", one_query(normalised=False),
@@ -340,7 +328,7 @@ def self_attention_calls(X, W_q, W_k, W_v):
 
 self_attention = functools.partial(knob, ref._self_attention)
 register(Exercise(
-    name="self_attention", reference=ref.self_attention, cases=self_cases,
+    name="self_attention", scales="W_q", reference=ref.self_attention, cases=self_cases,
     calls=self_attention_calls, probes=("X", "W_q", "W_k", "W_v"), outputs=("output", "weights"),
     quantities=lambda X, W_q, *rest: {"√d_k": np.sqrt(np.shape(W_q)[1]), "d_k": np.shape(W_q)[1],
                                       "d_model": np.shape(X)[-1], "T": np.shape(X)[-2]},
@@ -349,10 +337,6 @@ register(Exercise(
                       "you used X itself as queries, keys and values. Project it first: Q = "
                       "X @ W_q, K = X @ W_k, V = X @ W_v. The learned matrices are what let a "
                       "token ask for something other than tokens that look like itself."),
-        Misconception("scaled by sqrt(d_model)", self_attention(divide_by="sqrt(d_model)"),
-                      scaled_by_sqrt_d_model("d_k = W_q.shape[1]",
-                                             "√d_k, the width of the projected queries and keys")),
-        Misconception("no scaling", self_attention(divide_by="1"), NO_SCALE),
         Misconception("weights transposed", self_attention(weights_transposed=True),
                       "you multiplied X by a transposed weight matrix. X is [..., T, d_model] and "
                       "W_q is [d_model, d_k]: as given, they make one query of length d_k per "

@@ -12,7 +12,7 @@ from ...learner.fixtures import ATTENDS, attend_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, floats, normal, small_ints, with_variants
-from ..messages import inverted_polarity, not_scaled, softmax_over_queries, softmax_overflows
+from ..messages import inverted_polarity, softmax_over_queries, softmax_overflows
 from . import reference as ref
 
 
@@ -272,7 +272,7 @@ def masked_attention_calls(Q, K, V, mask=None):
 
 attention = functools.partial(knob, ref._masked_attention)
 register(Exercise(
-    name="masked_attention", reference=ref.masked_attention, cases=attention_cases,
+    name="masked_attention", scales="Q", reference=ref.masked_attention, cases=attention_cases,
     calls=masked_attention_calls, arg_names=("Q", "K", "V", "mask"), seed=406,
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
     misconceptions=[
@@ -285,8 +285,6 @@ register(Exercise(
                       "mask=None means no mask, but your function passed None on to "
                       "masked_softmax, which needs a boolean array. Handle it before calling "
                       "masked_softmax: for None, a boolean mask of all True (query × key)."),
-        Misconception("no scaling", attention(scaled=False),
-                      not_scaled("Q Kᵀ", "d_k, the last axis of Q and K")),
     ],
     bad_inputs=[
         bad(*map(np.ones, [(2, 3), (4, 2), (4, 2)]), None, why="Q has d_k = 3 but K has d_k = 2"),

@@ -15,7 +15,6 @@ from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fi
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
-from ..messages import not_scaled
 from . import reference as ref
 
 
@@ -213,7 +212,7 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
 
 one_pass = functools.partial(knob, ref._one_pass)
 register(Exercise(
-    name="attention_one_pass", probes=("K", "V"), reference=ref.attention_one_pass,
+    name="attention_one_pass", scales="q", probes=("K", "V"), reference=ref.attention_one_pass,
     quantities=lambda q, K, V, block: {**attention_quantities(q, K), "block": block},
     cases=one_pass_cases, arg_names=("q", "K", "V", "block"), seed=702,
     driver={"kind": "call", "one_pass": ONE_PASS_ROWS}, rules=ATTENTION_RULES,
@@ -227,8 +226,6 @@ register(Exercise(
             "budget grows with the block size", "Score one block of keys, fold it into m, s and "
             "the output, and let it go. Slices such as K[j:j + block] are views: they cost "
             "nothing.")),
-        Misconception("scores not scaled", one_pass(scaled=False),
-                      not_scaled("each q·k", "d_k, the length of the query and key vectors")),
     ],
     bad_inputs=[bad(*ones(3, (4, 2), (4, 1)), 2, why="q has d_k = 3 but the keys have 2 features"),
                 bad(*ones(2, (4, 2), (3, 1)), 2, why="K has 4 keys but V has 3 rows"),
@@ -286,7 +283,7 @@ def tiled_cases(rng, hidden):
 
 tiles = functools.partial(knob, ref._tiled)
 register(Exercise(
-    name="tiled_attention", probes=("K", "V"), quantities=attention_quantities,
+    name="tiled_attention", scales="Q", probes=("K", "V"), quantities=attention_quantities,
     reference=ref.tiled_attention, cases=tiled_cases, rules=ATTENTION_RULES, seed=703,
     arg_names=("Q", "K", "V", "block_q", "block_k"),
     misconceptions=[
@@ -467,7 +464,10 @@ POSITION = ("New token i sits at position t + i (t: the positions cached before 
             "len(cache) before appending) and may see positions 0 to t + i")
 decoder = functools.partial(knob, ref._decode)
 register(Exercise(
-    name="decode_step", uses=("KVCache",), probes=("x_t", "W_q", "W_k", "W_v"),
+    name="decode_step", scales="W_q",
+    quantities=lambda x_t, cache, W_q, *rest: {"√d_k": np.sqrt(np.shape(W_q)[1]),
+                                               "d_k": np.shape(W_q)[1],
+                                               "d_model": np.shape(W_q)[0]}, uses=("KVCache",), probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step, cases=decode_cases, rules=ATTENTION_RULES, seed=705,
     driver={"kind": "call", "observe": {"arg": 1, "name": "cache", "attrs": ["keys", "values"]}},
     arg_names=("x_t", "cache", "W_q", "W_k", "W_v"),
