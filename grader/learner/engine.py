@@ -99,11 +99,9 @@ def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
 
 # ----------------------------------------------------------------------------- messages
 
-def _diagnosis(exp: Expectations, mistake: MistakeRecord | None, generic: str = "") -> str:
-    if mistake is not None:
-        return f"Diagnosis: {mistake.message}"
-    text = generic or exp.info.hint
-    return f"Hint: {text}" if text else ""
+def _hint(exp: Expectations) -> str:
+    """The exercise's hint, for a failure that nothing names."""
+    return f"Hint: {exp.info.hint}" if exp.info.hint else ""
 
 
 def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mistake,
@@ -117,7 +115,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
     elif blame:
         diag = blame
     else:
-        diag = _diagnosis(exp, None) if diff.hint else ""
+        diag = _hint(exp) if diff.hint else ""
     want, got, (right, also) = cmp.show_pair(expected.value, outcome.value, case, diff)
     if also and not right:  # said once, where the differences are named
         remark = f"{remark}; {note_text(([], also))}"
@@ -244,7 +242,7 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
     if mistake is not None or blame:
         diag = [f"Diagnosis: {mistake.message}" if mistake is not None else blame]
     else:
-        diag = [_diagnosis(exp, None)] if exp.info.hint else []
+        diag = [_hint(exp)] if exp.info.hint else []
         if err.type == "ValueError":
             diag += ["This input is valid: the reference returns a result for it. If the "
                      "ValueError comes from one of your own checks, its condition is too "

@@ -163,12 +163,6 @@ def _entries(x):
     return None
 
 
-def fmt_pair(expected, returned, tol, indent: str = "    ", first: tuple[int, ...] = ()) -> tuple[str, str]:
-    """:func:`noted_pair`, with its note under the returned value."""
-    want, got, note = noted_pair(expected, returned, tol, indent, first)
-    return want, "\n".join([got] + ([f"{indent}({note_text(note)})"] if any(note) else []))
-
-
 def note_text(note: tuple[list[str], list[str]]) -> str:
     """The words of :func:`noted_pair`'s note: the entries that are right, then the other
     entries that differ."""
