@@ -32,6 +32,9 @@ class Difference:
     remark: str = ""
     # False when the exercise's hint about the computation would mislead (the value is right).
     hint: bool = True
+    # True when ``text`` says what the mistake is, not only where the values differ (a kind
+    # that judges by what the values mean): the message leads with it as its diagnosis.
+    diagnoses: bool = False
 
 
 def _number(x) -> float | None:
@@ -41,6 +44,14 @@ def _number(x) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         return None
     return float(x)
+
+
+def _same_numbers(a, b) -> bool:
+    """Whether ``a`` and ``b`` are lists of the same numbers (exactly)."""
+    if not isinstance(a, (list, tuple)) or not isinstance(b, (list, tuple)) or len(a) != len(b):
+        return False
+    pairs = [(_number(x), _number(y)) for x, y in zip(a, b)]
+    return all(x is not None and x == y for x, y in pairs)
 
 
 class Comparison:
@@ -405,7 +416,7 @@ class Ablation(Comparison):
                 self._witness_problem(actual["returned"], actual["witness"], witness.params)
         else:
             text = self._text(expected, actual, case)
-        return Difference(text) if text else None
+        return Difference(text, diagnoses=True) if text else None
 
     @staticmethod
     def _witness_problem(rows, redone, params) -> str | None:
@@ -423,6 +434,11 @@ class Ablation(Comparison):
             if not isinstance(again, (list, tuple)) or len(again) != len(mine):
                 return (f"row {i} (depth {depth}, residual={residual}) does not match its rerun: "
                         f"{setting} gives {key} of another length")
+            before = row.get("similarity_init") if key == "similarity_trained" else None
+            if _same_numbers(before, mine) and not _same_numbers(before, again):
+                return (f"row {i} (depth {depth}, residual={residual}) has similarity_trained "
+                        f"equal to its similarity_init, but {setting} changes them: measure "
+                        f"similarity_trained after training")
             for j, (a, b) in enumerate(zip(mine, again)):
                 a, b = _number(a), _number(b)
                 if a is None or b is None or not math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7):

@@ -112,10 +112,14 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         diag = f"Diagnosis: {mistake.message}"
     elif relation is not None:
         diag = f"Diagnosis: {relation.text}{first_bad}"
-    elif blame:
-        diag = blame
+    elif diff.diagnoses:
+        diag = f"Diagnosis: {diff.text.rstrip('.')}."
     else:
-        diag = _hint(exp) if diff.hint else ""
+        diag = ""
+    if blame and diag:  # said with the diagnosis: it may be where the difference comes from
+        diag = f"{diag}\n{blame[0].upper()}{blame[1:]}"
+    else:
+        diag = diag or (f"Diagnosis: {blame}" if blame else _hint(exp) if diff.hint else "")
     want, got, (right, also) = cmp.show_pair(expected.value, outcome.value, case, diff)
     if also and not right:  # said once, where the differences are named
         remark = f"{remark}; {note_text(([], also))}"
@@ -126,7 +130,8 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
-        f"What differs: {diff.text.rstrip('.')}{remark}.",
+        *([] if diff.diagnoses and mistake is None and relation is None else
+          [f"What differs: {diff.text.rstrip('.')}{remark}."]),
         *labelled("Expected:", want),
         *labelled(gave, got),
     ])
@@ -239,8 +244,10 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
     if err.not_implemented:
         return not_implemented_message(name, err)
     where = f"\n  at {err.where}" if err.where else ""
-    if mistake is not None or blame:
-        diag = [f"Diagnosis: {mistake.message}" if mistake is not None else blame]
+    if mistake is not None:
+        diag = [f"Diagnosis: {mistake.message}"] + ([f"{blame[0].upper()}{blame[1:]}"] if blame else [])
+    elif blame:
+        diag = [f"Diagnosis: {blame}"]
     else:
         diag = [_hint(exp)] if exp.info.hint else []
         if err.type == "ValueError":
@@ -366,10 +373,10 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
             by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
-            blamed = () if mistake or by_axes else \
-                _culprits(exp.info, subject, set_aside, err.helper)
-            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else \
-                (f"Diagnosis: {by_axes.text}" if by_axes else "")
+            blamed = _culprits(exp.info, subject, set_aside, err.helper)
+            blame = _blame(exp.info.name, blamed)
+            if by_axes is not None:
+                blame = f"{by_axes.text}" + (f"\n{blame[0].upper()}{blame[1:]}" if blame else "")
             return Verdict(False,
                            fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
@@ -381,8 +388,8 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
                 (_safely(_relation, exp, cmp, subject, outcomes, i, diff) or (None, ""))
-            blamed = () if mistake or relation else _culprits(exp.info, subject, set_aside)
-            blame = f"Diagnosis: {_blame(exp.info.name, blamed)}" if blamed else ""
+            blamed = _culprits(exp.info, subject, set_aside)
+            blame = _blame(exp.info.name, blamed)
             return Verdict(False, fitted(lambda: _wrong_value_message(
                 exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
