@@ -679,6 +679,11 @@ def _last_loss(rows):
         r["final_loss"] = r["losses"][-1]
 
 
+def _trained_before_training(rows):
+    for r in rows:
+        r["similarity_trained"] = list(r["similarity_init"])
+
+
 def _no_trained_similarity(rows):
     for r in rows:
         del r["similarity_trained"]
@@ -706,6 +711,7 @@ def _collapse_hidden(rows):
     (_flags_reversed, "row 0 is depth=1, residual=False; expected depth=1, residual=True"),
     (_last_loss, "but the mean of its last 10 losses is"),
     (_no_trained_similarity, "has no key 'similarity_trained'"),
+    (_trained_before_training, "has similarity_trained equal to its similarity_init, but"),
     (_last_layer_only, "has similarity_init of length 1; a 1-layer model has 2 streams"),
     (_different_start, "the two models start from different weights"),
     (_collapse_hidden, "without residuals the tokens should start out more alike"),
@@ -714,6 +720,9 @@ def test_a_wrong_sweep_is_explained(change, expected):
     message = failure("run_ablation", doctored(change))
     assert expected in message, message
     assert "run_ablation is not right yet" in message
+    # What differs is what the mistake is: it leads, as the diagnosis, and is said once.
+    assert expected in message.split("Smallest input")[0].split("Diagnosis: ", 1)[1], message
+    assert "What differs" not in message and "Hint:" not in message
 
 
 def test_a_wrong_sweep_fails_the_hidden_check_too():

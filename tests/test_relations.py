@@ -68,11 +68,27 @@ def test_weights_normalised_along_the_wrong_axis_are_named():
 
 
 def test_a_prefix_that_is_right_is_named_with_the_block_size():
-    want = RNG.normal(size=(6, 2))
+    want = RNG.normal(size=(9, 2))
     got = want.copy()
-    got[4:] += 1.5 * np.array([[1.0, -2.0], [0.5, 3.0]])
+    got[4:] += 1.5 * RNG.normal(size=(5, 2))
     k, text = kind(want, got, quantities={"block": 4})
     assert k == "prefix" and "from 4 (= block) on" in text
+
+
+def test_wrong_only_on_the_last_shorter_block_is_named_as_left_over():
+    want = RNG.normal(size=(6, 2))
+    got = want.copy()
+    got[4:] = 0.0
+    k, text = kind(want, got, quantities={"d_k": 2, "block": 4})
+    assert k == "prefix" and "the last 2 positions, left over after whole blocks of block = 4" \
+        in text
+    # Whole blocks only (8 = 2 × 4), or a quantity that divides the length: not left over.
+    k, text = kind(np.ones((8, 1)), np.r_[np.ones((4, 1)), np.zeros((4, 1))],
+                   quantities={"block": 4})
+    assert k == "prefix" and "left over" not in text
+    k, text = kind(np.ones((6, 1)), np.r_[np.ones((3, 1)), np.zeros((3, 1))],
+                   quantities={"block": 3})
+    assert "left over" not in text
 
 
 def test_sign_offset_and_nan_are_named():
@@ -252,6 +268,108 @@ def test_an_answer_that_raises_on_one_number_of_axes_is_told_so():
     # Raising on one shape and working on the same shape elsewhere: not about the axes.
     assert raises_by_axes(cases, [boom, boom, boom], 1) is None
     assert raises_by_axes(cases[:2] + [cases[1]], [Outcome(1), boom, Outcome(1)], 1) is None
+
+
+def test_an_operand_with_no_batch_axis_is_called_a_single_matrix():
+    from grader.learner.relations import raises_by_axes
+
+    names = ("A", "B")
+    cases = [Case((np.ones((2, 2)), np.ones((3, 2, 2))), names=names),
+             Case((np.ones((3, 2, 2)), np.ones((3, 2, 2))), names=names)]
+    boom = Outcome(error=ErrorInfo("ValueError", "no"))
+    found = raises_by_axes(cases, [boom, Outcome(1)], 0)
+    assert "A has 2 axes (a single matrix: no batch axis) and B has 3 axes" in found.text
+    # Where the working cases give A two axes too, two axes are not what differs.
+    cases.append(Case((np.ones((2, 2)), np.ones((2, 2))), names=names))
+    found = raises_by_axes(cases, [boom, Outcome(1), Outcome(1)], 0)
+    assert found is not None and "single matrix" not in found.text
+
+
+def test_a_result_that_depends_on_an_argument_the_expected_one_does_not_is_named():
+    from grader.learner.relations import across_cases
+
+    names = ("d_model", "n_heads")
+    cases = [Case((4, 1), names=names), Case((4, 2), names=names), Case((8, 2), names=names)]
+    want = [Outcome(80), Outcome(80), Outcome(288)]
+    found = across_cases(cases, want, [Outcome(80), Outcome(160), Outcome(576)])
+    assert found.kind == "depends" and "changes with n_heads: 80 for n_heads = 1 and 160 for " \
+        "n_heads = 2 (with d_model = 4)" in found.text and "it is 80 for both" in found.text
+    found = across_cases(cases, [Outcome(1), Outcome(2), Outcome(3)],
+                         [Outcome(1), Outcome(1), Outcome(2)])
+    assert found.kind == "ignores" and "does not change with n_heads" in found.text
+    # Right answers, answers wrong alike everywhere, and arrays: nothing to say.
+    assert across_cases(cases, want, want) is None
+    assert across_cases(cases, want, [Outcome(81), Outcome(81), Outcome(289)]) is None
+    arrays = [Case((np.ones(2), 1), names=("x", "n")), Case((np.ones(2), 2), names=("x", "n"))]
+    assert across_cases(arrays, [Outcome(1), Outcome(1)], [Outcome(1), Outcome(2)]) is None
+
+
+def test_operands_read_transposed_are_named_where_they_are_square():
+    from grader.learner.relations import substituted, substitutions
+
+    A, B = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[0.0, 1.0], [5.0, -1.0]])
+    case = Case((A, B), names=("A", "B"))
+    swaps = [(kind, used, instead, c.args[0] @ c.args[1])
+             for kind, used, instead, c in substitutions(case, ("A", "B"))]
+    assert [s[:2] for s in swaps] == [("transposed", "A"), ("transposed", "B"),
+                                      ("transposed together", "A and B"), ("swap", "A"),
+                                      ("swap", "B")]
+    found = substituted(swaps, A @ B.T, FLOAT64)
+    assert found.key == "transposed:B" and "with B transposed" in found.text
+    assert "with A and B transposed: your code reads their rows" in \
+        substituted(swaps, A.T @ B.T, FLOAT64).text
+    assert substituted(swaps, A @ B, FLOAT64) is None  # the right result is no substitution
+    assert substituted(swaps, A @ B + 1, FLOAT64) is None
+    # A symmetric matrix reads the same either way: nothing to say about it.
+    assert [s[1] for s in substitutions(Case((A + A.T, B), names=("A", "B")), ("A", "B"))
+            if s[0] != "swap"] == ["B"]
+
+
+def test_a_graded_part_failing_its_check_is_said_with_the_diagnosis():
+    """A decode_step right in itself, on a cache that keeps the newest rows first: the
+    relation names the order, and the failing KVCache is said with it, before the input."""
+    from heldout import judge as judge_answer
+    from heldout_answers import L07, Wrong
+
+    source = L07 + """
+class KVCache:
+    def __init__(self):
+        self.rows = []
+
+    def __len__(self):
+        return len(self.rows)
+
+    def append(self, k, v):
+        k, v = key_value_rows(k, v)
+        self.rows[:0] = list(zip(k, v))
+
+    @property
+    def keys(self):
+        return np.array([k for k, _ in self.rows]) if self.rows else None
+
+    @property
+    def values(self):
+        return np.array([v for _, v in self.rows]) if self.rows else None
+
+
+def decode_step(x_t, cache, W_q, W_k, W_v):
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    cache.append(X @ W_k, X @ W_v)
+    K, V = cache.keys, cache.values
+    S = (X @ W_q) @ K.T / np.sqrt(W_q.shape[1])
+    S = np.where(np.arange(len(K))[None, :] <= (t + np.arange(len(X)))[:, None], S, -np.inf)
+    E = np.exp(S - S.max(-1, keepdims=True))
+    out = E / E.sum(-1, keepdims=True) @ V
+    return out[0] if np.ndim(x) == 1 else out
+"""
+    verdict = judge_answer(Wrong("newest-first", "decode_step", "", source, ()))
+    assert not verdict.passed and verdict.blamed == ("KVCache",), verdict.message
+    head = verdict.message.split("Smallest input")[0]
+    assert "Diagnosis: in cache.keys, your result is the expected one in reverse order" in head
+    assert "Your KVCache fails its own check, and decode_step runs it" in head, verdict.message
+    assert verdict.message.count("KVCache fails its own check") == 1
 
 
 def test_an_argument_used_in_the_place_of_another_is_named_on_a_lesson():

@@ -32,9 +32,9 @@ from .messages import (case_title, describe_input, fitted, fmt_value, labelled, 
                        success_line)
 from .one_pass import ERRORS as ONE_PASS_ERRORS
 from .one_pass import message as one_pass_message
-from .relations import (FIRST_BAD_NUMBER, Relation, changed_positions, dependence,
-                        output_part, probe_cases, raises_by_axes, relations, rescaled_match,
-                        substituted)
+from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positions,
+                        dependence, output_part, probe_cases, raises_by_axes, relations,
+                        rescaled_match, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -163,8 +163,9 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     if not found:
         meta, got, tol = exp.cases[failing].meta, outcomes[failing].value, exp.cases[failing].tol
         scaled = rescaled_match(meta["scaled"], got, tol) if meta.get("scaled") else None
-        swapped = substituted(meta["swaps"], got, tol) if meta.get("swaps") else None
-        return scaled or swapped or _probed(exp, subject, outcomes, failing), ""
+        return (scaled or _substituted(exp, outcomes, failing) or
+                _probed(exp, subject, outcomes, failing) or
+                across_cases(exp.cases, exp.expected, outcomes)), ""
     found = found[0]
     if found.kind != "nan":
         return found, ""
@@ -174,6 +175,19 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
     return found, f" The first one is made here ({err.message}):\n  at {err.where}"
+
+
+def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Relation | None:
+    """The substitution (``Case.meta["swaps"]``) the answer's result matches, on the
+    failing case or a later probed case (a transposition needs a square input, which the
+    smallest case may not have)."""
+    for i in range(failing, len(exp.cases)):
+        swaps, outcome = exp.cases[i].meta.get("swaps"), outcomes[i]
+        if swaps and outcome.error is None:
+            found = substituted(swaps, outcome.value, exp.cases[i].tol)
+            if found is not None:
+                return found
+    return None
 
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],

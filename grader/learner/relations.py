@@ -234,6 +234,15 @@ def _named(k: int, quantities: dict[str, float]) -> str:
     return f" (= {names[0]})" if names else ""
 
 
+def _left_over(k: int, n: int, quantities: dict[str, float]) -> str:
+    """``"block = 2"`` when positions ``k`` to ``n - 1`` are exactly what is left over after
+    whole blocks of one of the case's quantities (at least 2, and not dividing ``n``)."""
+    for name, q in quantities.items():
+        if q == int(q) and q >= 2 and k % q == 0 and 0 < n - k < q and not name.startswith("√"):
+            return f"{name} = {int(q)}"
+    return ""
+
+
 def _prefix(got, want, tol, quantities) -> Relation | None:
     """Right on the first k positions along an axis, wrong from position k on (or the
     other way round)."""
@@ -250,6 +259,14 @@ def _prefix(got, want, tol, quantities) -> Relation | None:
         k = right.index(False)
         if k > 0 and not any(right[k:]):
             rows = "position 0" if k == 1 else f"positions 0 to {k - 1}"
+            block = _left_over(k, n, quantities)
+            if block:
+                last = "position" if n - k == 1 else f"{n - k} positions"
+                return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are "
+                                          f"right and the last {last}, left over after whole "
+                                          f"blocks of {block}, {'is' if n - k == 1 else 'are'} "
+                                          f"wrong: is the last, shorter block handled?",
+                                f"prefix:{ax - want.ndim}:left over")
             return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are right "
                                       f"and every position from {k}{_named(k, quantities)} on "
                                       f"is wrong: what changes at position {k}?",
@@ -608,7 +625,7 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
     return out
 
 
-__all__ = ["FIRST_BAD_NUMBER", "Relation", "relate", "relations"]
+__all__ = ["FIRST_BAD_NUMBER", "Relation", "across_cases", "relate", "relations"]
 
 
 # ----------------------------------------------------------------------------- probes
@@ -654,27 +671,34 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
     return out
 
 
-def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, object]]:
+def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, str, object]]:
     """``case`` with one argument named in ``args`` passed in the place of another of the
-    same shape and dtype, or a square one transposed in its own place: ``(used, instead
-    of, case)`` for every such pair."""
+    same shape and dtype, or square ones transposed in their own places (each, and all
+    together): ``(kind, used, instead of, case)`` for every such change, ``kind`` being
+    "swap", "transposed" or "transposed together" (then ``used`` names the arguments
+    transposed)."""
     where = {n: case.names.index(n) for n in args if n in case.names and
              case.names.index(n) < len(case.args)}
     arrays = {n: to_numpy(case.args[i]) for n, i in where.items()}
     out = []
-    for name, a in arrays.items():  # a square matrix passed transposed
-        if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == a.shape[1] > 1 and \
-                not np.array_equal(a, a.T):
-            args_ = list(case.args)
-            args_[where[name]] = _like(case.args[where[name]], np.ascontiguousarray(a.T))
-            out.append((f"{name}ᵀ", name, case.with_args(tuple(args_))))
+    square = [n for n, a in arrays.items()
+              if isinstance(a, np.ndarray) and a.ndim == 2 and a.shape[0] == a.shape[1] > 1
+              and not np.array_equal(a, a.T)]
+    for names in [[n] for n in square] + ([square] if len(square) > 1 else []):
+        args_ = list(case.args)
+        for name in names:
+            args_[where[name]] = _like(case.args[where[name]],
+                                       np.ascontiguousarray(arrays[name].T))
+        together = " and ".join(names)
+        kind = "transposed" if len(names) == 1 else "transposed together"
+        out.append((kind, together, together, case.with_args(tuple(args_))))
     for used, a in arrays.items():
         for instead, b in arrays.items():
             if used != instead and isinstance(a, np.ndarray) and isinstance(b, np.ndarray) \
                     and a.shape == b.shape and a.dtype == b.dtype and not np.array_equal(a, b):
                 args_ = list(case.args)
                 args_[where[instead]] = case.args[where[used]]
-                out.append((used, instead, case.with_args(tuple(args_))))
+                out.append(("swap", used, instead, case.with_args(tuple(args_))))
     return out
 
 
@@ -711,12 +735,20 @@ def rescaled_match(scaled: list, got, tol: Tolerance) -> Relation | None:
 
 def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
     """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
-    for used, instead, value in swaps:
-        if difference(value, got, tol) is None:
-            return Relation("substituted", f"your result is what the expected one would be with "
-                                           f"{used} passed in the place of {instead}: your code "
-                                           f"uses {used} where {instead} belongs.",
-                            f"substituted:{used}:{instead}")
+    for kind, used, instead, value in swaps:
+        if difference(value, got, tol) is not None:
+            continue
+        if kind in ("transposed", "transposed together"):
+            one = kind == "transposed"
+            return Relation("substituted", f"where {used} {'is' if one else 'are'} square, "
+                                           f"your result is what the expected one would be "
+                                           f"with {used} transposed: your code reads "
+                                           f"{'its' if one else 'their'} rows where the "
+                                           f"columns belong.", f"transposed:{used}")
+        return Relation("substituted", f"your result is what the expected one would be with "
+                                       f"{used} passed in the place of {instead}: your code "
+                                       f"uses {used} where {instead} belongs.",
+                        f"substituted:{used}:{instead}")
     return None
 
 
@@ -828,8 +860,13 @@ def _axes_of(case) -> tuple[tuple[str, int], ...]:
     return tuple(out)
 
 
-def _axes_text(shape: tuple[tuple[str, int], ...]) -> str:
-    parts = [f"{name} has {n} ax{'i' if n == 1 else 'e'}s" for name, n in shape]
+def _axes_text(shape: tuple[tuple[str, int], ...], more: tuple = ()) -> str:
+    """``shape`` in words; an argument with 2 axes, which has more in ``more``, is called a
+    single matrix (no batch axis)."""
+    others = dict(more)
+    parts = [f"{name} has {n} ax{'i' if n == 1 else 'e'}s" +
+             (" (a single matrix: no batch axis)" if n == 2 and others.get(name, 0) > 2 else "")
+             for name, n in shape]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
 
 
@@ -847,7 +884,45 @@ def raises_by_axes(cases, outcomes, failing: int) -> Relation | None:
     if not worked or not shape or raised & set(worked):
         return None
     return Relation("axes count", f"your function raises on this input, where "
-                                  f"{_axes_text(shape)}, and works where "
+                                  f"{_axes_text(shape, worked[0])}, and works where "
                                   f"{_axes_text(worked[0])}: it assumes a fixed number of axes. "
                                   f"Let any number of leading (batch) axes through, none "
                                   f"included.", f"axes count:{sorted(raised)}")
+
+
+def _scalar(x) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+
+
+def across_cases(cases, expected, outcomes, tol_of=lambda case: case.tol) -> Relation | None:
+    """Two cases whose arguments are numbers and differ in one argument only, where the
+    expected results are equal and the answer's differ (it depends on an argument the
+    result does not), or the other way round (it ignores one the result depends on)."""
+    runs = [(c, e.value, o.value) for c, e, o in zip(cases, expected, outcomes)
+            if o.error is None and e.error is None and not c.kwargs and c.args
+            and all(_scalar(a) for a in (*c.args, e.value, o.value))]
+    for (a, want_a, got_a), (b, want_b, got_b) in itertools.combinations(runs, 2):
+        moved = [i for i, (x, y) in enumerate(zip(a.args, b.args)) if x != y]
+        if len(a.args) != len(b.args) or len(moved) != 1:
+            continue
+        i = moved[0]
+        name = a.names[i] if i < len(a.names) else f"argument {i + 1}"
+        same_want = difference(want_a, want_b, tol_of(a)) is None
+        same_got = difference(got_a, got_b, tol_of(a)) is None
+        if same_want == same_got or (same_want and
+                                     difference(want_a, got_a, tol_of(a)) is None and
+                                     difference(want_b, got_b, tol_of(b)) is None):
+            continue
+        fixed = ", ".join(f"{n} = {v}" for j, (n, v) in enumerate(zip(a.names, a.args)) if j != i)
+        at = f" (with {fixed})" if fixed else ""
+        if same_want:
+            return Relation("depends", f"your result changes with {name}: {_num(got_a)} for "
+                                       f"{name} = {a.args[i]} and {_num(got_b)} for {name} = "
+                                       f"{b.args[i]}{at}, but the expected result does not "
+                                       f"depend on {name}: it is {_num(want_a)} for both.",
+                            f"depends:{name}")
+        return Relation("ignores", f"your result does not change with {name}: {_num(got_a)} for "
+                                   f"{name} = {a.args[i]} and for {name} = {b.args[i]}{at}, but "
+                                   f"the expected result does: {_num(want_a)} and {_num(want_b)}.",
+                        f"ignores:{name}")
+    return None

@@ -259,6 +259,9 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
             outcome.value = ex.record(outcome.value)
     if ex.probes or ex.scales:
         _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
+        if not any(kind != "swap" for c in cases[:PROBED_CASES]
+                   for kind, *_ in c.meta.get("swaps", ())):
+            _record_square(ex, cases[PROBED_CASES:])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases))
                 for m in ex.misconceptions]
@@ -269,7 +272,8 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
     """Put in each case's meta which output positions of the reference change when one
     row of a probed argument changes (``meta["depends"] = [[argument, row, positions]]``),
     and what the reference gives with one probed argument in the place of another of the
-    same shape (``meta["swaps"] = [[used, instead of, result]]``)."""
+    same shape, or a square one transposed (``meta["swaps"] = [[kind, used, instead of,
+    result]]``, as :func:`grader.learner.relations.substitutions` lists them)."""
     from ..learner.relations import changed_positions, probe_cases, rescaled, substitutions
 
     for case, outcome in zip(cases, expected):
@@ -292,11 +296,27 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
             found = [[v, why, r.value] for (v, why, _), r in zip(scaled, results) if r.error is None]
             if found:
                 case.meta = {**case.meta, "scaled": found}
+        _record_swaps(ex, case, substitutions(case, ex.probes))
+
+
+def _record_swaps(ex: Exercise, case: Case, swaps: list) -> None:
+    results = agent.run(ex.reference, ex.driver, [c for *_, c in swaps])
+    found = [[kind, a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
+             if r.error is None]
+    if found:
+        case.meta = {**case.meta, "swaps": found}
+
+
+def _record_square(ex: Exercise, cases: list[Case]) -> None:
+    """The swaps of the first of ``cases`` with a square probed argument, if the smallest
+    cases have none: a result read along the wrong axes shows only on a square input."""
+    from ..learner.relations import substitutions
+
+    for case in cases:
         swaps = substitutions(case, ex.probes)
-        results = agent.run(ex.reference, ex.driver, [c for _, _, c in swaps])
-        found = [[a, b, r.value] for (a, b, _), r in zip(swaps, results) if r.error is None]
-        if found:
-            case.meta = {**case.meta, "swaps": found}
+        if any(kind != "swap" for kind, *_ in swaps):
+            _record_swaps(ex, case, swaps)
+            return
 
 
 def _mistake_outcomes(impl, driver: dict, cases: list[Case]) -> list:

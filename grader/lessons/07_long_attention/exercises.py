@@ -213,7 +213,7 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
 one_pass = functools.partial(knob, ref._one_pass)
 register(Exercise(
     name="attention_one_pass", scales="q", probes=("K", "V"), reference=ref.attention_one_pass,
-    quantities=lambda q, K, V, block: {**attention_quantities(q, K), "block": block},
+    quantities=lambda q, K, V, block: {"block": block, **attention_quantities(q, K)},
     cases=one_pass_cases, arg_names=("q", "K", "V", "block"), seed=702,
     driver={"kind": "call", "one_pass": ONE_PASS_ROWS}, rules=ATTENTION_RULES,
     misconceptions=[
@@ -283,7 +283,9 @@ def tiled_cases(rng, hidden):
 
 tiles = functools.partial(knob, ref._tiled)
 register(Exercise(
-    name="tiled_attention", scales="Q", probes=("K", "V"), quantities=attention_quantities,
+    name="tiled_attention", scales="Q", probes=("K", "V"),
+    quantities=lambda Q, K, V, block_q, block_k, *rest, **kw: {
+        "block_q": block_q, "block_k": block_k, **attention_quantities(Q, K)},
     reference=ref.tiled_attention, cases=tiled_cases, rules=ATTENTION_RULES, seed=703,
     arg_names=("Q", "K", "V", "block_q", "block_k"),
     misconceptions=[
