@@ -239,7 +239,8 @@ def test_a_wrong_step_is_shown_alone_with_the_steps_it_comes_from():
     assert "(only A is shown, the first step that differs)" in returned
     for other in ("Q =", "K =", "V =", "scores =", "Z ="):
         assert other not in expected and other not in returned
-    assert "step 'A'" in message and "Diagnosis: each row of your weights sums to 1" in message
+    assert "step 'A'" in message and \
+        "Diagnosis: your result sums to 1 along axis -1 (along each row)" in message
     assert len(message.splitlines()) < 50
 
 

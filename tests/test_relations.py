@@ -225,11 +225,64 @@ def test_an_extra_axis_a_missing_broadcast_and_an_average_over_an_axis_are_named
     assert k == "extra axis" and "an extra axis of length 1" in text
     mask = np.tril(np.ones((3, 3), dtype=bool)) & np.array([True, True, False])
     assert kind(np.broadcast_to(mask[-1], (3, 3)).copy(), mask[-1:])[0] == "extra axis"
-    assert kind(mask, mask[-1:])[0] is None  # the rows differ: nothing broadcasts
+    k, text = kind(mask, mask[-1:])  # the rows differ: nothing broadcasts, one row is kept
+    assert k == "part" and "holds only the last 1 of the expected 3 rows" in text
     heads = RNG.random((1, 2, 3, 3))
     k, text = kind(heads, heads.mean(axis=1))
     assert k == "reduced" and "averaged over axis -3" in text
     assert kind(heads, heads[:, 0])[0] is None
+
+
+def test_rows_kept_in_part_laid_out_again_or_interleaved_are_named():
+    want = RNG.normal(size=(4, 6))
+    k, text = kind(want, want[:2])
+    assert k == "part" and "only the first 2 of the expected 4 rows: the later ones" in text
+    assert kind(want, want[1:3])[0] != "part"  # rows from the middle: not a first or last part
+    k, text = kind(want, want.reshape(-1))
+    assert k == "reshaped" and "in the shape 24 where 4×6 belongs" in text
+    assert kind(want, want.T.reshape(-1))[0] != "reshaped"  # another order: not a reshape
+    dealt = want.reshape(4, 3, 2).swapaxes(-1, -2).reshape(4, 6)  # 3 blocks of 2, dealt out
+    k, text = kind(want, dealt)
+    assert k == "interleaved" and "the expected 3 blocks of 2 are dealt out" in text
+    assert kind(want, want[:, ::-1])[0] != "interleaved"
+    heads = RNG.normal(size=(2, 3, 5, 2))  # [B, h, T, d]: axes h and d read as one, dealt out
+    flat = np.moveaxis(heads, (1, 3), (2, 3)).reshape(2, 5, 6)
+    dealt = np.moveaxis(flat.reshape(2, 5, 2, 3).swapaxes(-1, -2).reshape(2, 5, 3, 2),
+                        (2, 3), (1, 3))
+    k, text = kind(heads, dealt, axes={"": ("B", "h", "T", "d")})
+    assert k == "interleaved" and "along axes h and d read as one" in text
+
+
+def test_nan_only_on_the_rows_expected_to_be_zeros_is_named():
+    want = np.array([[0.25, 0.75], [0.0, 0.0], [0.5, 0.5]])
+    got = want.copy()
+    got[1] = np.nan
+    k, text = kind(want, got)
+    assert k == "nan rows" and "on every row where the expected one is all zeros" in text
+    got[0, 0] = np.nan  # NaN elsewhere too: the plain NaN relation
+    assert kind(want, got)[0] == "nan"
+
+
+def test_a_square_that_sums_to_one_both_ways_does_not_hide_the_wrong_axis():
+    want = np.full((2, 2), 0.5)
+    got = np.array([[0.75, 0.75], [0.25, 0.25]])
+    k, text = kind(want, got)
+    assert k == "normalised" and "along axis -2 (down each column)" in text and \
+        "along axis -1 (along each row)" in text
+    assert kind(want, np.full((2, 2), 0.25))[0] != "normalised"
+
+
+def test_a_position_that_never_sees_its_own_row_is_named():
+    from grader.learner.relations import dependence
+
+    causal = {("X", r): list(range(r, 3)) for r in range(3)}
+    strict = {("X", r): list(range(r + 1, 3)) for r in range(3)}
+    found = dependence(causal, strict, {"X": 3}, 3)
+    assert found.kind == "misses own" and "no position sees its own row of X" in found.text
+    # Missing more than its own position, or nothing read at all: said otherwise.
+    fewer = {("X", 0): [2], ("X", 1): [], ("X", 2): []}
+    assert dependence(causal, fewer, {"X": 3}, 3).kind != "misses own"
+    assert dependence(causal, {k: [] for k in causal}, {"X": 3}, 3).kind == "ignores"
 
 
 def test_a_list_of_loss_tensors_is_named_and_a_wrong_loss_is_not():

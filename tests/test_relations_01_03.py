@@ -42,6 +42,24 @@ DROPPED = [
                  id="attention_by_hand:transposed scores"),
     pytest.param("row_convention_attention", steps(given="X_rows", scores="K Qᵀ"), "axes",
                  TRANSPOSED, id="row_convention_attention:scores K Qᵀ"),
+    pytest.param("matmul_dot", lessons.knob(MATMUL._dot, row_of_B=True), "substituted",
+                 "where B is square, your result is what the expected one would be with B "
+                 "transposed", id="matmul_dot:row of A dotted with row of B"),
+    pytest.param("einsum_scores", lessons.knob(MATMUL._einsum_scores, subscripts="qd,kd->qk"),
+                 "axes count", "it assumes a fixed number of axes", id="einsum_scores:no batch axes"),
+    pytest.param("einsum_scores",
+                 lessons.knob(MATMUL._einsum_scores, subscripts="...qd,...kd->...kq"), "axes",
+                 TRANSPOSED, id="einsum_scores:output axes swapped"),
+    pytest.param("attention_by_hand", steps(normalise="rows"), "normalised",
+                 "sums to 1 along axis -1 (along each row), but the expected one sums to 1 "
+                 "along axis -2 (down each column)", id="attention_by_hand:softmax along rows"),
+    pytest.param("row_convention_attention", steps(given="X_rows", normalise="columns"),
+                 "normalised", "sums to 1 along axis -2 (down each column)",
+                 id="row_convention_attention:softmax down columns"),
+    pytest.param("row_convention_attention",
+                 functools.partial(BY_HAND._steps, **{**BY_HAND.COLUMN_CONVENTION,
+                                                      "given": "X_rows"}),
+                 "axes", TRANSPOSED, id="row_convention_attention:column-convention results"),
 ]
 
 

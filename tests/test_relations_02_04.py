@@ -22,8 +22,24 @@ SWAPPED = "output and weights are swapped"
 INVERTED = "its polarity is inverted. In this course True means *may attend*"
 NUMBERS = "holds numbers (float64) where a boolean array is expected"
 
+OVERFLOW = "inf from a division by 0 or from np.exp of a number above about 709.8"
+DIAGONAL = "only on the diagonal (where a position meets itself, j = i)"
+UNSTABLE = knob(R02._softmax, shift=None)
+
 DROPPED = [
     # lesson 02
+    ("softmax", "unstable softmax", UNSTABLE, "nan", OVERFLOW),
+    ("scaled_dot_product_attention", "unstable softmax",
+     knob(R02._attention, weights_by=UNSTABLE), "nan", OVERFLOW),
+    ("scaled_dot_product_attention", "weights returned alone",
+     knob(R02._attention, returns="weights"), "ignores", "V never reaches your result"),
+    ("scaled_dot_product_attention", "softmax over the query axis",
+     knob(R02._attention, softmax_axis=-2), "normalised",
+     "sums to 1 along axis -2 (down each column), but the expected one sums to 1 along axis -1"),
+    ("attend_one_query", "unstable exponentials", knob(R02._attend_one_query, stable=False),
+     "nan", OVERFLOW),
+    ("attend_one_query", "returns the weights", knob(R02._attend_one_query, returns="weights"),
+     "ignores", "V never reaches your result"),
     ("softmax", "ignores axis", knob(R02._softmax, along=-1), "normalised", NORMALISED),
     ("softmax", "axis hard-coded to 0", knob(R02._softmax, along=0), "normalised", NORMALISED),
     ("attention_scores", "scaled by sqrt(T_k)", knob(R02._scores, divide_by="sqrt(T_k)"),
@@ -57,6 +73,24 @@ DROPPED = [
      "your result is the expected one in reverse order along axis -1"),
     ("attention_mask", "inverted polarity", knob(R04._attention_mask, invert=True),
      "inverted", INVERTED),
+    ("causal_mask", "diagonal excluded", knob(R04._causal, with_diagonal=False), "diagonal",
+     DIAGONAL),
+    ("causal_mask_columns", "diagonal excluded",
+     knob(R04._causal, columns=True, with_diagonal=False), "diagonal", DIAGONAL),
+    ("attention_mask", "diagonal excluded", knob(R04._attention_mask, with_diagonal=False),
+     "diagonal", DIAGONAL),
+    ("masked_softmax", "unstable softmax", knob(R04._masked_softmax, shift=False), "nan",
+     OVERFLOW),
+    ("masked_softmax", "NaN rows", knob(R04._masked_softmax, guard_empty_rows=False),
+     "nan rows", "holds NaN on every row where the expected one is all zeros, and only there"),
+    ("masked_attention", "NaN rows", knob(R04._masked_attention, guard_empty_rows=False),
+     "nan rows", "holds NaN on every row where the expected one is all zeros, and only there"),
+    ("masked_attention", "mask ignored", knob(R04._masked_attention, use_mask=False), "sees",
+     "where the expected output does not change: it must not see it there"),
+    ("prefix_average", "upper triangular", knob(R04._prefix_average, looks_ahead=True), "sees",
+     "where the expected output does not change: it must not see it there"),
+    ("prefix_average", "diagonal excluded", knob(R04._prefix_average, with_diagonal=False),
+     "misses own", "no position sees its own row of X. The diagonal is left out"),
 ]
 
 

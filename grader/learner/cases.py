@@ -204,6 +204,9 @@ class ExerciseInfo:
     # The names of the entries of a tuple result (("m", "s")), which a message uses when
     # one entry holds another's expected value.
     outputs: tuple[str, ...] = ()
+    # The names of an output's axes ({"weights": ("B", "h", "T_q", "T_k")}), for a message
+    # that finds the right values with the axes in another order.
+    axes: dict = field(default_factory=dict)
 
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver,
@@ -211,7 +214,8 @@ class ExerciseInfo:
                 "hint": self.hint,
                 "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs],
                 **({"uses": list(self.uses)} if self.uses else {}),
-                **({"outputs": list(self.outputs)} if self.outputs else {})}
+                **({"outputs": list(self.outputs)} if self.outputs else {}),
+                **({"axes": {k: list(v) for k, v in self.axes.items()}} if self.axes else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> ExerciseInfo:
@@ -219,7 +223,8 @@ class ExerciseInfo:
                    Rules.from_data(d["rules"]) if d["rules"] else None, d["hint"],
                    [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]],
                    tuple(str(u) for u in d.get("uses") or ()),
-                   tuple(str(o) for o in d.get("outputs") or ()))
+                   tuple(str(o) for o in d.get("outputs") or ()),
+                   {str(k): tuple(map(str, v)) for k, v in (d.get("axes") or {}).items()})
 
 
 class MistakeRecord:

@@ -34,7 +34,7 @@ from .one_pass import ERRORS as ONE_PASS_ERRORS
 from .one_pass import message as one_pass_message
 from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
-                        rescaled_match, substituted)
+                        rescaled_match, reshaped_input, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
 
@@ -77,14 +77,19 @@ def _agrees(cmp: Comparison, case: Case, mine: Outcome, theirs: Outcome,
 def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
              failing: int) -> MistakeRecord | None:
     """The catalogued mistake that best explains the answer's outcomes, if any: it must
-    behave like the answer on the failing case and on at least 80% of all cases, and
-    show at least one result the reference does not give."""
+    behave like the answer on the failing case and on at least 80% of all cases, show at
+    least one result the reference does not give, and never go wrong where the answer is
+    right (an answer may hold a second mistake, but not lack the first one's effect)."""
     best, best_score = None, (0.0, 0)
+    right = [o.error is None and e.error is None and
+             cmp.differ(e.value, o.value, c, against_reference=True) is None
+             for c, o, e in zip(exp.cases, outcomes, exp.expected)]
     for mistake in exp.mistakes:
         theirs = mistake.outcomes
         same, _ = _agrees(cmp, exp.cases[failing], outcomes[failing], theirs[failing],
                           exp.expected[failing])
-        if not same:
+        if not same or any(r and not _agrees(cmp, c, o, t, e)[0] for r, c, o, t, e in zip(
+                right, exp.cases, outcomes, theirs, exp.expected)):
             continue
         agree = informative = 0
         for case, mine, wrong, expected in zip(exp.cases, outcomes, theirs, exp.expected):
@@ -146,20 +151,20 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     the failing case and, in the same form (``Relation.key``), on the next failing cases;
     else what the probes find. For NaN or inf, also where the answer's code makes the
     first one (the case run again with floating-point errors raised)."""
+    order = _failing(exp, cmp, outcomes, failing)
+    reshaped = [reshaped_input(exp.cases[i], outcomes[i].value, exp.expected[i].value)
+                for i in order[:CONFIRMING]]
+    if reshaped and all(r is not None and r.key == reshaped[0].key for r in reshaped):
+        return reshaped[0], ""
     found = _related(exp, cmp, failing, outcomes[failing], diff)
-    confirmed = 0
-    for i in range(failing + 1, len(exp.cases)):
-        if confirmed == CONFIRMING or not found:
-            break
-        case, expected, outcome = exp.cases[i], exp.expected[i], outcomes[i]
-        if outcome.error is not None or expected.error is not None:
-            continue
-        other = cmp.differ(expected.value, outcome.value, case, against_reference=True)
-        if other is None:
-            continue
-        keys = {r.key or r.kind for r in _related(exp, cmp, i, outcome, other)}
-        found = [r for r in found if (r.key or r.kind) in keys]
-        confirmed += 1
+    later = [i for i in order if i > failing][:CONFIRMING + 1] if found else []
+    held: dict[str, int] = {}
+    for i in later:  # one of them may be too small to show it (one query: no axis to sum)
+        other = cmp.differ(exp.expected[i].value, outcomes[i].value, exp.cases[i])
+        for key in {r.key or r.kind for r in _related(exp, cmp, i, outcomes[i], other)}:
+            held[key] = held.get(key, 0) + 1
+    if later:
+        found = [r for r in found if held.get(r.key or r.kind, 0) >= min(CONFIRMING, len(later))]
     if not found:
         meta, got, tol = exp.cases[failing].meta, outcomes[failing].value, exp.cases[failing].tol
         scaled = rescaled_match(meta["scaled"], got, tol) if meta.get("scaled") else None
@@ -169,12 +174,23 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     found = found[0]
     if found.kind != "nan":
         return found, ""
+    own = _probed(exp, subject, outcomes, failing)  # NaN where a position sees nothing
+    if own is not None and own.kind == "misses own":
+        return own, ""
     case = exp.cases[failing]
     rerun = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
     err = rerun[0].error if rerun else None
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
     return found, f" The first one is made here ({err.message}):\n  at {err.where}"
+
+
+def _failing(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
+             first: int) -> list[int]:
+    """The cases from ``first`` on whose results (not errors) differ from the expected."""
+    return [i for i in range(first, len(exp.cases))
+            if outcomes[i].error is None and exp.expected[i].error is None and
+            cmp.differ(exp.expected[i].value, outcomes[i].value, exp.cases[i]) is not None]
 
 
 def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Relation | None:
@@ -192,23 +208,28 @@ def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Re
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
             failing: int) -> Relation | None:
-    """The dependence relation on the failing case, if its reference dependence is
-    recorded (``Case.meta["depends"]``): the answer is run again with one row of an
-    argument changed at a time, and what changes is compared with what the reference
-    changes. What it finds must hold, in the same form, on the next probed failing case
-    too, if there is one: a softmax saturated by one case's numbers, or a single key that
-    takes every weight, can hide a dependence that is there. Last rows never read need
-    no second case."""
-    found = _probe(exp, subject, outcomes, failing)
+    """The dependence relation on the failing probed cases (``Case.meta["depends"]``): the
+    answer is run again with one row of an argument changed at a time, and what changes is
+    compared with what the reference changes. What the first such case shows must hold, in
+    the same form, on the next one too, if there is one: a softmax saturated by one case's
+    numbers, or a single key that takes every weight, can hide a dependence that is there.
+    Cases whose probed arguments have more than one row come first (with one row, an
+    argument never read and a row missed at its own position look alike). Last rows never
+    read need no second case."""
+    cmp = comparison(exp.info.compare)
+    probed = [i for i in range(failing, len(exp.cases))
+              if exp.cases[i].meta.get("depends") and outcomes[i].error is None and
+              (i == failing or exp.expected[i].error is not None or
+               cmp.differ(exp.expected[i].value, outcomes[i].value, exp.cases[i]) is not None)]
+    rows = {i: len({row for _, row, _ in exp.cases[i].meta["depends"]}) for i in probed}
+    probed = [i for i in probed if rows[i] > 1] + [i for i in probed if rows[i] <= 1]
+    if not probed:
+        return None
+    found = _probe(exp, subject, outcomes, probed[0])
     if found is None or found.key.endswith(":suffix"):
         return found
-    for i in range(failing + 1, len(exp.cases)):
-        if not exp.cases[i].meta.get("depends") or outcomes[i].error is not None:
-            continue
-        if exp.expected[i].error is None and comparison(exp.info.compare).differ(
-                exp.expected[i].value, outcomes[i].value, exp.cases[i]) is None:
-            continue
-        again = _probe(exp, subject, outcomes, i)
+    if len(probed) > 1:
+        again = _probe(exp, subject, outcomes, probed[1])
         return found if again is not None and again.key == found.key else None
     return found if found.kind == "ignores" else None  # no second case: only what is plain
 
@@ -240,7 +261,8 @@ def _related(exp: Expectations, cmp: Comparison, i: int, outcome: Outcome,
     if pair is None:
         return []
     case = exp.cases[i]
-    return relations(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs)
+    return relations(pair[0], pair[1], case.tol, case.quantities, exp.info.outputs,
+                     exp.info.axes)
 
 
 def not_implemented_message(name: str, error: ErrorInfo) -> str:

@@ -8,23 +8,35 @@ the smallest failing case, and the first that holds is the message's diagnosis:
   tensor for a number, float64 for float32, numbers for a mask);
 * **swapped**: an entry of a tuple result holds another entry's expected value;
 * **nan**: NaN or inf where the expected result is finite (the check then asks the
-  learner's code where the first one is made: ``FIRST_BAD_NUMBER``);
+  learner's code where the first one is made: ``FIRST_BAD_NUMBER``), or NaN on exactly
+  the rows the expected result fills with zeros;
 * **scale**: every entry is c times the expected one, with c named when it is one of the
   case's quantities (``Case.quantities``), its square root, square or inverse, or 2;
 * **sign**, **offset**: the expected result negated, or moved by a constant;
-* **axes**: the expected values with two axes swapped (transposed);
+* **axes**: the expected values with two axes swapped (transposed), the axes named
+  where the exercise names them (``Exercise.axes``);
 * **diagonal**: entries that differ only on one diagonal (j = i, j = i + 1);
 * **inverted**: a mask True exactly where the expected one is False;
 * **normalised**: slices that sum to 1 along another axis than the expected ones;
 * **shifted**: the expected result moved by one position along an axis (off by one);
-* **prefix**: right on the first rows along an axis, wrong from some row on;
-* **reordered**, **order**: exactly the expected values, reversed or rotated along an
-  axis (new rows put in front), or in another order;
+* **prefix**: right on the first rows along an axis, wrong from some row on (named when
+  the wrong rows are the last, shorter block);
+* **reordered**, **interleaved**, **reshaped**, **order**: exactly the expected values,
+  reversed or rotated along an axis (new rows put in front), dealt out block by block,
+  in another shape, or in another order;
+* **part**: only the first or the last rows of the expected result;
 * **extra axis**, **reduced**: the right values with an axis of length 1 too many or
   missing, or not expanded to the full shape; or averaged (summed) over an axis that
   should be kept;
 * **stale**, **counts calls**: an object's attribute that a call did not change, or
   that counts the calls (a cache after each append).
+
+Besides these, the engine tries relations that need the case or several cases: the
+result as an argument reshaped with no axis moved (:func:`reshaped_input`), a result that
+changes with an argument the expected one does not depend on (:func:`across_cases`), an
+error on every input with one number of axes (:func:`raises_by_axes`), and the probes
+below (an argument ignored, rows never read or seen too early, a position that never sees
+its own row, an argument used in another's place or transposed).
 
 Every relation works on data only (arrays, tensors, numbers, tuples), so it says the same
 in a notebook and at grading. A relation states a fact about the two results and never
@@ -163,7 +175,7 @@ def _scale(got, want, tol, quantities) -> Relation | None:
 
 # ----------------------------------------------------------------------------- shapes and axes
 
-def _axes(got, want, tol) -> Relation | None:
+def _axes(got, want, tol, names: tuple[str, ...] = ()) -> Relation | None:
     if got.ndim != want.ndim or got.ndim < 2 or got.ndim > 5:
         return None
     for perm in itertools.permutations(range(want.ndim)):
@@ -178,9 +190,12 @@ def _axes(got, want, tol) -> Relation | None:
                 what = f"with axes {swapped[0]} and {swapped[1]} swapped"
             else:
                 what = f"with its axes in the order {perm}"
+            shapes = f"shape {shape_str(got.shape)}, expected {shape_str(want.shape)}"
+            if len(names) == want.ndim:
+                shapes = (f"[{', '.join(names[p] for p in perm)}] where "
+                          f"[{', '.join(names)}] belongs")
             return Relation("axes", f"your result holds the expected values, {what} "
-                                    f"(shape {shape_str(got.shape)}, expected "
-                                    f"{shape_str(want.shape)}).",
+                                    f"({shapes}).",
                             "axes:last two" if what.startswith("transposed") else f"axes:{perm}")
     return None
 
@@ -196,12 +211,15 @@ def _normalised(got, want, tol) -> Relation | None:
                 np.allclose(a.sum(axis=ax), 1.0, rtol=1e-5, atol=1e-6) and (a >= -1e-9).all()]
 
     mine, theirs = ones(got), ones(want)
-    if not mine or not theirs or set(mine) & set(theirs):
+    missing = [ax for ax in theirs if ax not in mine]  # a square of 1/2s sums to 1 both ways
+    if not mine or not missing or set(mine) >= set(theirs):
         return None
-    a, b = mine[0] - got.ndim, theirs[0] - want.ndim
-    return Relation("normalised", f"your result sums to 1 along axis {a}, but the expected one "
-                                  f"sums to 1 along axis {b}: you normalise over the wrong "
-                                  f"axis.", f"normalised:{a}")
+    a, b = next(ax for ax in mine if ax not in theirs or len(theirs) > 1) - got.ndim, \
+        missing[0] - want.ndim
+    way = {-2: " (down each column)", -1: " (along each row)"}
+    return Relation("normalised", f"your result sums to 1 along axis {a}{way.get(a, '')}, but "
+                                  f"the expected one sums to 1 along axis {b}{way.get(b, '')}: "
+                                  f"you normalise over the wrong axis.", f"normalised:{a}")
 
 
 def _shifted(got, want, tol) -> Relation | None:
@@ -316,7 +334,7 @@ def _extra_axis(got, want, tol) -> Relation | None:
         return Relation("extra axis", f"your values are right, but your shape is "
                                       f"{shape_str(got.shape)} where {shape_str(want.shape)} is "
                                       f"expected: {which} of length 1.",
-                        "extra axis")
+                        "reshaped")  # the same form as any reshape that keeps the order
     try:
         spread = np.broadcast_to(got, want.shape)
     except ValueError:
@@ -350,7 +368,7 @@ def _steps(got, want, tol, quantities) -> list[Relation] | None:
     that did not change with a call, a count that counts calls, or a relation inside
     the first call that differs."""
     if isinstance(got, dict) and isinstance(want, dict) and list(got) == list(want) and \
-            len(want) > 1 and all(isinstance(x, dict) for x in [*got.values(), *want.values()]):
+            len(want) >= 1 and all(isinstance(x, dict) for x in [*got.values(), *want.values()]):
         labels = [str(k) for k in want]
         got, want = list(got.values()), list(want.values())
     elif isinstance(got, list) and isinstance(want, list) and len(got) == len(want) and \
@@ -494,6 +512,14 @@ def _nan(got, want) -> Relation | None:
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
     what = "NaN" if np.isnan(got[idx]) else "inf"
     where = f" at index {idx}" if got.ndim else ""
+    if got.ndim >= 2 and want.shape[-1] > 0:
+        broken, zeros = (~np.isfinite(got)).any(axis=-1), (want == 0).all(axis=-1)
+        if np.array_equal(broken, zeros) and not zeros.all():
+            return Relation("nan rows", f"your result holds {what} on every row where the "
+                                        f"expected one is all zeros, and only there (first at "
+                                        f"index {idx[:-1]}): a row with nothing allowed in it, "
+                                        f"where a sum of 0 divides 0? Such a row must come out "
+                                        f"as zeros.")
     return Relation("nan", f"your result holds {what}{where}, where the expected value is a "
                            f"number ({want[idx]:.4g}). NaN comes from 0/0, inf - inf or "
                            f"inf/inf; inf from a division by 0 or from np.exp of a number "
@@ -517,6 +543,75 @@ def _offset(got, want, tol) -> Relation | None:
     if abs(c) > tol.atol(want) and _close(got, want + c, _loose(tol)):
         return Relation("offset", f"every entry of yours is the expected one plus {c:.4g}: "
                                   f"something adds (or forgets to subtract) a constant.")
+    return None
+
+
+def _dealt(got, want, tol) -> tuple[int, int] | None:
+    """(a, b) when the last axis of ``got`` holds the expected one cut into a blocks of b
+    and dealt out one entry at a time: entry i·b + j of ``want`` at j·a + i of ``got``."""
+    n = want.shape[-1]
+    for a in range(2, n // 2 + 1):
+        b = n // a
+        if n % a == 0 and _close(
+                got.reshape(*got.shape[:-1], b, a).swapaxes(-1, -2).reshape(want.shape), want, tol):
+            return a, b
+    return None
+
+
+def _interleaved(got, want, tol, names: tuple[str, ...] = ()) -> Relation | None:
+    """The expected entries along the last axis, or along two axes read as one, cut into
+    blocks and dealt out one entry at a time (heads interleaved)."""
+    if got.shape != want.shape or not want.ndim or want.size < 4:
+        return None
+    pairs = [((), "the last axis")] + [
+        ((p, q), f"axes {names[p] if len(names) == want.ndim else p - want.ndim} and "
+                 f"{names[q] if len(names) == want.ndim else q - want.ndim} read as one")
+        for p, q in itertools.combinations(range(want.ndim), 2)
+        if want.shape[p] > 1 and want.shape[q] > 1]
+    for axes, where in pairs:
+        g, w = (got, want) if not axes else (
+            np.moveaxis(a, axes, (-2, -1)).reshape(*np.delete(a.shape, axes), -1)
+            for a in (got, want))
+        found = _dealt(g, w, tol) if w.shape[-1] >= 4 else None
+        if found:
+            a, b = found
+            return Relation("interleaved", f"along {where}, your result holds the expected "
+                                           f"entries interleaved: the expected {a} blocks of "
+                                           f"{b} are dealt out one entry at a time (entry "
+                                           f"i·{b} + j of the expected one is entry j·{a} + i "
+                                           f"of yours). Keep each block's {b} entries side by "
+                                           f"side.", "interleaved")
+    return None
+
+
+def _part(got, want, tol) -> Relation | None:
+    """The first or the last rows of the expected result along one axis, the others
+    missing: rows lost (overwritten, never added, or cut off)."""
+    if got.ndim != want.ndim or got.ndim < 1 or got.size == 0:
+        return None
+    differ = [ax for ax in range(want.ndim) if got.shape[ax] != want.shape[ax]]
+    if len(differ) != 1 or got.shape[differ[0]] >= want.shape[differ[0]]:
+        return None
+    ax, m, n = differ[0], got.shape[differ[0]], want.shape[differ[0]]
+    for part, rows in (("first", range(m)), ("last", range(n - m, n))):
+        if _close(got, np.take(want, list(rows), axis=ax), tol):
+            missing = "later" if part == "first" else "earlier"
+            return Relation("part", f"along axis {ax - want.ndim}, your result holds only the "
+                                    f"{part} {m} of the expected {n} rows: the {missing} ones "
+                                    f"are missing (never added, overwritten, or cut off?).",
+                            f"part:{ax - want.ndim}:{part}")
+    return None
+
+
+def _reshaped(got, want, tol) -> Relation | None:
+    """Exactly the expected values, in the expected order, in another shape."""
+    if got.shape == want.shape or got.size != want.size or got.size < 2:
+        return None
+    if _close(got.reshape(want.shape), want, tol):
+        return Relation("reshaped", f"your result holds the expected values in the expected "
+                                    f"order, but in the shape {shape_str(got.shape)} where "
+                                    f"{shape_str(want.shape)} belongs: laid end to end, or "
+                                    f"joined along another axis?", "reshaped")
     return None
 
 
@@ -565,18 +660,19 @@ def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
 
 
 def relate(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
-           outputs: tuple[str, ...] = ()) -> Relation | None:
+           outputs: tuple[str, ...] = (), axes: dict | None = None) -> Relation | None:
     """The first relation that holds between ``got`` and the ``expected`` result of one
     case, or None (:func:`relations` lists them all, in order)."""
-    return next(iter(relations(expected, got, tol, quantities, outputs)), None)
+    return next(iter(relations(expected, got, tol, quantities, outputs, axes)), None)
 
 
 def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None = None,
-              outputs: tuple[str, ...] = ()) -> list[Relation]:
+              outputs: tuple[str, ...] = (), axes: dict | None = None) -> list[Relation]:
     """Every relation that holds between ``got`` and the ``expected`` result of one case,
     the most telling first. A tuple or dict result is related entry by entry: a swapped
-    pair, else the first entry that differs; an object's attributes call by call."""
-    quantities = quantities or {}
+    pair, else the first entry that differs; an object's attributes call by call.
+    ``axes`` names an output's axes (by its name in ``outputs``; "" for the whole result)."""
+    quantities, axes = quantities or {}, axes or {}
     out: list[Relation] = []
     stepped = _steps(to_numpy(got), to_numpy(expected), tol, quantities)
     if stepped is not None:
@@ -596,11 +692,15 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
         for name, want, mine in pairs:
             if difference(want, mine, tol) is not None:
                 out += [Relation(r.kind, f"in {name}, {r.text}", f"{r.key or r.kind}:{name}")
-                        for r in relations(want, mine, tol, quantities)]
+                        for r in relations(want, mine, tol, quantities,
+                                           axes={"": axes[name]} if name in axes else None)]
         return out
-    typed = _type(got, expected, tol) or _inverted(g, e)
+    typed = _type(got, expected, tol)
     if typed is not None:
         return out + [typed]
+    inverted = _inverted(g, e)  # on a 1×1 mask, also a diagonal: the next cases decide
+    if inverted is not None:
+        out.append(inverted)
     want, mine = _array(e), _array(g)
     if want is None or mine is None:
         return out
@@ -609,11 +709,15 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
         if nan is not None:
             return out + [nan]
     tests = [lambda: _scale(mine, want, tol, quantities), lambda: _sign(mine, want, tol),
-             lambda: _axes(mine, want, tol), lambda: _normalised(mine, want, tol),
+             lambda: _axes(mine, want, tol, axes.get("", ())),
+             lambda: _normalised(mine, want, tol),
              lambda: _extra_axis(mine, want, tol), lambda: _reduced(mine, want, tol),
              lambda: _rows_moved(mine, want, tol),
              lambda: _shifted(mine, want, tol), lambda: _offset(mine, want, tol),
-             lambda: _diagonal(mine, want, tol), lambda: _order(mine, want, tol),
+             lambda: _diagonal(mine, want, tol),
+             lambda: _interleaved(mine, want, tol, axes.get("", ())),
+             lambda: _part(mine, want, tol), lambda: _reshaped(mine, want, tol),
+             lambda: _order(mine, want, tol),
              lambda: _prefix(mine, want, tol, quantities)]
     if max(want.size, mine.size) > SEARCHED_ENTRIES:  # a large result: the linear tests only
         tests = [tests[0], tests[1], tests[8]]
@@ -800,9 +904,20 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
     by_arg: dict[str, list] = {}
     for (name, row), want in expected.items():
         by_arg.setdefault(name, []).append((row, want, mine.get((name, row))))
+    if any(got is None for rows in by_arg.values() for _, _, got in rows):
+        return None
+    for name, rows in by_arg.items():  # position i misses row i, and nothing else
+        missing = {row: set(want) - set(got) for row, want, got in rows if row >= 0}
+        own = [row for row, gone in missing.items() if gone == {row}]
+        if own and len(own) >= min(2, len(missing)) and any(got for _, _, got in rows) and \
+                all(not gone or gone == {row} for row, gone in missing.items()):
+            return Relation("misses own", f"changing row i of {name} never changes your output "
+                                          f"at position i (rows {', '.join(map(str, own[:4]))}), "
+                                          f"but it changes the expected one: no position sees "
+                                          f"its own row of {name}. The diagonal is left out: "
+                                          f"`<` where `<=` belongs?",
+                            f"misses own:{name}")
     for name, rows in by_arg.items():
-        if any(got is None for _, _, got in rows):
-            return None
         if all(not got for _, _, got in rows) and any(want for _, want, _ in rows):
             return Relation("ignores", f"your result does not change when {name} changes, but "
                                        f"the expected one does: {name} never reaches your "
@@ -925,4 +1040,27 @@ def across_cases(cases, expected, outcomes, tol_of=lambda case: case.tol) -> Rel
                                    f"{name} = {a.args[i]} and for {name} = {b.args[i]}{at}, but "
                                    f"the expected result does: {_num(want_a)} and {_num(want_b)}.",
                         f"ignores:{name}")
+    return None
+
+
+def reshaped_input(case, got, expected) -> Relation | None:
+    """The answer's result is one of the case's arguments reshaped, with no axis moved,
+    where the expected result (of the same shape) moves one: a reshape in place of a
+    transpose."""
+    g, e = _array(output_part(got) if isinstance(got, tuple) else got), _array(expected)
+    if g is None or e is None or g.shape != e.shape or g.ndim < 2 or \
+            np.array_equal(g, e):
+        return None
+    for i, arg in enumerate(case.args):
+        a = _array(arg)
+        if a is None or a.size != g.size or a.shape == g.shape or a.ndim < 2:
+            continue
+        if np.array_equal(a.reshape(g.shape), g) and np.array_equal(np.sort(a, axis=None),
+                                                                     np.sort(e, axis=None)):
+            name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
+            return Relation("reshaped", f"your result is {name} reshaped to "
+                                        f"{shape_str(g.shape)} with no axis moved: its entries "
+                                        f"keep {name}'s order. The expected one moves an axis "
+                                        f"first: a transpose (or permute) belongs before the "
+                                        f"reshape, or after it.", f"reshaped:{name}")
     return None

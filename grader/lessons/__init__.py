@@ -89,6 +89,9 @@ class Exercise:
     # The names of a tuple result's entries (("m", "s")), for a message that finds one
     # entry holding another's expected value.
     outputs: tuple[str, ...] = ()
+    # The names of an output's axes ({"weights": ("B", "h", "T_q", "T_k")}; "" for a result
+    # that is not a tuple), for a message that finds them in another order.
+    axes: dict = field(default_factory=dict)
     # The arguments whose rows a failing answer's dependence is probed on (("K", "V")):
     # which output positions change when one row changes, against the reference's
     # (``grader.learner.relations.dependence``), on the smallest :data:`PROBED_CASES`.
@@ -105,7 +108,7 @@ class Exercise:
                for b in self.bad_inputs]
         return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
                             dict(self.compare), self.rules, self.hint, bad, tuple(self.uses),
-                            tuple(self.outputs))
+                            tuple(self.outputs), dict(self.axes))
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
         """The cases, smallest first, each with the argument names filled in (``offset``

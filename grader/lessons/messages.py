@@ -35,14 +35,6 @@ def softmax_over_queries(axis: str, fix: str) -> str:
             f"change the weights of every other.)")
 
 
-def softmax_overflows(shift: str) -> str:
-    """np.exp of large scores without the maximum subtracted first. ``shift``: what to
-    subtract, in the lesson's words ("each row's largest allowed score")."""
-    return (f"your softmax overflows: np.exp of a score above about 709.8 (88.7 in float32) is "
-            f"inf, and inf / inf is NaN. Subtract {shift} before np.exp: the factor cancels in "
-            f"the division, so the weights are the same, but every exponent is now ≤ 0.")
-
-
 def transposed_with_dot_t(feature: str, fix: str) -> str:
     """K transposed with ``K.T`` on a batched array, where ``.T`` reverses every axis and
     not only the last two. ``feature``: the name of the feature axis ("d", "d_k");

@@ -192,10 +192,6 @@ register(
             "each entry holds the sum of all the entries before it. Your running total "
             "starts at 0 once, outside the loops; start it at 0 again for every (i, j)."),
         Misconception(
-            "row of A dotted with row of B", knob(ref._dot, row_of_B=True),
-            "you took the dot product of row i of A with row j of B. The entry C[i, j] pairs "
-            "row i of A with column j of B: `B[:, j]`, not `B[j]`."),
-        Misconception(
             "integer result array", knob(ref._dot, dtype=int),
             "your result is the product with every fraction cut off: the array you fill has "
             "an integer dtype (`np.zeros(..., dtype=int)`, or `np.zeros_like` of an integer "
@@ -311,14 +307,6 @@ register(Exercise(
             knob(ref._einsum_scores, subscripts="...qd,...dk->...qk", k_dot_t=True),
             transposed_with_dot_t("d", "einsum needs no transpose at all: give K the "
                                        "subscripts `...kd`.")),
-        Misconception(
-            "output axes swapped", knob(ref._einsum_scores, subscripts="...qd,...kd->...kq"),
-            "your output is K Qᵀ: the query and key axes are swapped. The output subscripts "
-            "should list the query axis first: `->...qk`."),
-        Misconception(
-            "no batch axes", knob(ref._einsum_scores, subscripts="qd,kd->qk"),
-            "your subscripts have no batch axes, so batched input fails. Start each operand "
-            "and the output with `...` to carry any leading axes through."),
     ],
     bad_inputs=[_bad((2, 3), (2, 4), "Q has d = 3 but K has d = 4"),
                 _bad(3, (2, 3), "Q is a vector, not a matrix")],

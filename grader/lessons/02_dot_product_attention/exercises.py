@@ -11,7 +11,6 @@ import numpy as np
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, normal, small_ints, with_variants
-from ..messages import softmax_over_queries, softmax_overflows
 from . import reference as ref
 
 
@@ -66,13 +65,10 @@ def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 
 soft = functools.partial(knob, ref._softmax)
-UNSTABLE = softmax_overflows("each slice's own largest score (keep the axis, so that the shift "
-                             "broadcasts back)")
 
 register(Exercise(
     name="softmax", reference=ref.softmax, cases=softmax_cases,
     misconceptions=[
-        Misconception("unstable softmax", soft(shift=None), UNSTABLE),
         Misconception("max of the whole array", soft(shift="array"),
                       "you subtract the largest entry of the whole array, not of each slice. When "
                       "one row is near 1000 and another near -1000, every exponent of the second "
@@ -136,10 +132,10 @@ SEQ_LEN = ("you divided by the square root of the sequence length (the number of
            "scale is sqrt(d_k), where d_k is the length of each query and key vector, the last "
            "axis of Q. The sum q·k has d_k terms, so its spread grows with d_k, whatever the "
            "number of tokens.")
-scores = functools.partial(knob, ref._scores)
 K_DOT_T = ("you transposed K with `K.T`. On a batched array `.T` reverses every axis, so "
            "[batch, T_k, d_k] becomes [d_k, T_k, batch]. Swap only the last two axes: "
            "`np.swapaxes(K, -1, -2)`, which works for any number of batch axes.")
+scores = functools.partial(knob, ref._scores)
 
 register(Exercise(
     name="attention_scores", reference=ref.attention_scores, cases=score_cases,
@@ -209,8 +205,6 @@ register(Exercise(
     cases=attention_cases, calls=attention_calls,
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
     misconceptions=[
-        Misconception("softmax over the query axis", attention(softmax_axis=-2),
-                      softmax_over_queries("`axis=-2`", "`axis=-1`, the key axis")),
         Misconception("softmax along axis 0", attention(softmax_axis=0),
                       "your softmax runs along axis 0, the first axis of the scores. On one "
                       "sequence that is the query axis, so each column of the weights sums to 1; "
@@ -220,17 +214,12 @@ register(Exercise(
         *(Misconception(f"softmax over {over}", attention(weights_by=soft(shift=it, total=it)),
                         WHOLE_ARRAY) for over, it in [("the whole array", "array"),
                                                       ("each whole matrix", "matrix")]),
-        Misconception("unstable softmax", attention(weights_by=soft(shift=None)), UNSTABLE),
         Misconception("K.T on a batched array", attention(scores=scores(transpose="every axis")),
                       K_DOT_T),
         Misconception("transposed V", attention(values_transposed=True),
                       "you multiplied the weights by Vᵀ. V holds one value vector per key, as rows "
                       "([T_k, d_v]), and the weights are [T_q, T_k]: `weights @ V` mixes the rows "
                       "of V directly, with no transpose."),
-        Misconception("weights returned alone", attention(returns="weights"),
-                      "you returned the attention weights where the output belongs. Return the "
-                      "pair (output, weights), in that order: the weights say how much of each "
-                      "value to take, the output is the mixture of the values they make."),
         Misconception("output returned alone", attention(returns="output"),
                       "you returned the output alone. This function returns a pair: the output "
                       "first, then the weights that made it (what the heatmaps draw)."),
@@ -270,15 +259,9 @@ register(Exercise(
     name="attend_one_query", scales="q", reference=ref.attend_one_query, cases=one_query_cases,
     probes=("K", "V"), quantities=attention_quantities,
     misconceptions=[
-        Misconception("unstable exponentials", one_query(stable=False),
-                      softmax_overflows("the largest score from every score")),
         Misconception("weights not normalised", one_query(normalised=False),
                       "your weights do not sum to 1: you used e^(s_i) as the weight of v_i without "
                       "dividing by the sum of e^(s_j) over all keys j."),
-        Misconception("returns the weights", one_query(returns="weights"),
-                      "you returned the weights, one per key. The function returns the weighted "
-                      "sum of the value vectors, sum over i of weight_i * V[i], one number per "
-                      "column of V (d_v of them)."),
     ],
     bad_inputs=[
         bad((2, 4), (3, 4), (3, 2), why="q is a matrix, but this function takes one query vector"),

@@ -23,7 +23,6 @@ from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 from ...learner.typed import seal_key, seal_variant
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities
-from ..messages import softmax_over_queries
 from . import reference as ref
 
 # ============================================================================ the functions
@@ -277,9 +276,7 @@ register(
     ),
     _checked(
         "attention_by_hand", 304, attention_cases,
-        [Misconception("softmax along rows", columns_with(normalise="rows"),
-                       MSG_SOFTMAX_ROWS.format(axis=" (axis=0)")),
-         Misconception("row sums without keepdims", columns_with(normalise="rows", keepdims=False),
+        [Misconception("row sums without keepdims", columns_with(normalise="rows", keepdims=False),
                        MSG_ROW_SUMS_BROADCAST),
          Misconception("powers of the unscaled scores", columns_with(powers_of="scores"),
                        MSG_UNSCALED_POWERS),
@@ -302,17 +299,7 @@ register(
     ),
     _checked(
         "row_convention_attention", 305, row_attention_cases,
-        [Misconception("softmax down columns", rows_with(normalise="columns"),
-                       softmax_over_queries("down each column, the habit of the column "
-                                            "convention", "along each row")),
-         # The column convention's computation, run on X_rows turned back into columns.
-         Misconception(
-             "column-convention results", columns_with(given="X_rows"),
-             "your results have tokens as columns: they are the column convention's results. "
-             "With tokens as rows (X_rows is T×d_in), Q = X_rows W_Qᵀ is T×d_k, the scores are "
-             "Q Kᵀ, A normalises each row and Z = A V: every result is the transpose of the "
-             "column one."),
-         Misconception(
+        [Misconception(
              "Z = Aᵀ V", rows_with(mix="Aᵀ V"),
              "you computed Aᵀ V: row i of your Z mixes the values with column i of A. In the "
              "row convention the weights of query i are row i of A (the row that sums to 1): "

@@ -12,17 +12,13 @@ from ...learner.fixtures import ATTENDS, attend_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, floats, normal, small_ints, with_variants
-from ..messages import inverted_polarity, softmax_over_queries, softmax_overflows
+from ..messages import inverted_polarity, softmax_over_queries
 from . import reference as ref
 
 
 def bad(*args, why: str) -> BadInput:
     return BadInput(Case(args), why)
 
-
-NO_DIAGONAL = ("your mask leaves out the diagonal, so a token cannot attend to itself (and row 0 "
-               "has no allowed key at all). Causal means key j ≤ query i, including j = i: use "
-               "np.tril(..., k=0), not k=-1.")
 
 # ============================================================================= causal masks
 
@@ -32,7 +28,6 @@ register(Exercise(
     cases=lambda rng, hidden: [
         Case((T,), note="T = 1, one token sees itself" if T == 1 else f"T = {T}")
         for T in [1, 2, 3, 4, 6] + ([5, 7, 9, np.int64(8)] if hidden else [])],
-    misconceptions=[Misconception("diagonal excluded", causal(with_diagonal=False), NO_DIAGONAL)],
     bad_inputs=[bad(0, why="T = 0 is not a sequence length"),
                 bad(2.5, why="T = 2.5 is not a whole number")],
     hint=("Row i of the mask belongs to query i, which may attend to key j when j is not after "
@@ -43,10 +38,6 @@ register(Exercise(
     name="causal_mask_columns", reference=ref.causal_mask_columns, arg_names=("T",), seed=402,
     cases=lambda rng, hidden: [
         Case((T,), note=f"T = {T}") for T in [1, 2, 3, 5] + ([4, 6, 8] if hidden else [])],
-    misconceptions=[Misconception(
-        "diagonal excluded", causal(columns=True, with_diagonal=False),
-        "your mask leaves out the diagonal, so a token cannot attend to itself. Key i may be seen "
-        "by query j when i ≤ j, including i = j: np.triu(..., k=0).")],
     bad_inputs=[bad(-1, why="T = -1 is not a sequence length")],
     hint="Here keys are rows and queries are columns: the row convention's mask, transposed.",
 ))
@@ -123,7 +114,6 @@ register(Exercise(
         Misconception("causal flag ignored", combined(always_causal=True),
                       "your mask is causal even when causal=False, which masks only the padding: "
                       "broadcast padding[:, None, :] to [B, T, T]."),
-        Misconception("diagonal excluded", combined(with_diagonal=False), NO_DIAGONAL),
     ],
     bad_inputs=[bad([3, 4], 3, why="a length (4) is larger than T = 3"),
                 bad([2, 1], 0, why="T = 0 is not a sequence length")],
@@ -156,11 +146,6 @@ def softmax_mistakes(core) -> list[Misconception]:
         Misconception("inverted polarity", knob(core, true_means="ignore"),
                       inverted_polarity("the keys you set to −∞", "keeping the score where the "
                                         "mask is True and putting −∞ where it is False")),
-        Misconception("NaN rows", knob(core, guard_empty_rows=False),
-                      "a row with no allowed key comes out as NaN. With every score −∞, the row "
-                      "maximum is −∞ and exp(−∞ − (−∞)) = exp(NaN); the sum is 0 and 0/0 = NaN. "
-                      "Such a row must be all zeros: shift by 0 where the maximum is −∞, and "
-                      "divide only where the sum is positive, leaving zeros elsewhere."),
     ]
 
 
@@ -207,8 +192,6 @@ register(Exercise(
                       "larger score than the allowed ones, the allowed weights underflow to 0 "
                       "*before* you mask, and the division is 0/0 = NaN. Mask first: set the "
                       "masked scores to −∞, then take the softmax."),
-        Misconception("unstable softmax", knob(ref._masked_softmax, shift=False),
-                      softmax_overflows("each row's largest allowed score")),
         Misconception("softmax over the query axis", knob(ref._masked_softmax, axis=-2),
                       softmax_over_queries("axis=-2", "axis=-1")),
     ],
@@ -277,10 +260,6 @@ register(Exercise(
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
     misconceptions=[
         *softmax_mistakes(ref._masked_attention),
-        Misconception("mask ignored", attention(use_mask=False),
-                      "your weights ignore the mask: masked keys get weight as if there were no "
-                      "mask. Pass the mask to your masked softmax (mask=None means every key is "
-                      "allowed)."),
         Misconception("mask=None passed to masked_softmax", attention(none_means_no_mask=False),
                       "mask=None means no mask, but your function passed None on to "
                       "masked_softmax, which needs a boolean array. Handle it before calling "
@@ -327,16 +306,10 @@ register(Exercise(
         Misconception("divided by T", prefix(normalise="T"),
                       "you divided every row by T, the sequence length. Row i averages i + 1 "
                       "tokens, so its weights are 1/(i + 1): divide each row by its own sum."),
-        Misconception("upper triangular", prefix(looks_ahead=True),
-                      "row i of your result averages token i with the tokens *after* it. The "
-                      "prefix average looks back: W is lower triangular (np.tril)."),
         Misconception("columns normalised", prefix(normalise="columns"),
                       "the columns of your weight matrix sum to 1, not its rows. By the row "
                       "reading of lesson 01, row i of W holds the weights of output row i: "
                       "normalise rows, W.sum(axis=1, keepdims=True)."),
-        Misconception("diagonal excluded", prefix(with_diagonal=False),
-                      "your average leaves out token i itself (and token 0 has nothing to average, "
-                      "so it comes out NaN). The prefix includes the diagonal: np.tril(..., k=0)."),
     ],
     bad_inputs=[bad(np.ones(3), why="X is a vector, not a [T, d] matrix")],
     rules=Rules(loops=True, names={"cumsum": "np.cumsum", "accumulate": "np.add.accumulate"},

@@ -16,7 +16,7 @@ from ...learner.codec import Fixture
 from ...learner.compare import FLOAT32, FLOAT64
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..messages import inverted_polarity, scaled_by_sqrt_d_model, softmax_over_queries
+from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
 
 LAYERS, PAD = ref.LAYERS, "      "
@@ -170,18 +170,12 @@ def merge_cases(rng, hidden: bool) -> list[Case]:
         Case((_normal(rng, (2, 3, 2, 2), np.float64),), note="float64")]
 
 
+HEAD_MAPS = ("B", "h", "T_q", "T_k")  # the axes of the heads' attention maps
+
 register(Exercise(
     name="split_heads", reference=ref.split_heads, cases=split_cases, probes=("x",),
+    axes={"": ("B", "h", "T", "d_head")},
     misconceptions=[
-        Misconception("reshaped without the transpose",
-                      knob(ref._split_heads, move_heads="reshape"),
-                      "your heads mix tokens: you reshaped [B, T, d_model] straight to "
-                      "[B, h, T, d_head], but reshape re-reads memory in order (token 0's "
-                      "features first). Cut each token's features into heads, x.reshape(B, T, "
-                      "h, d_head), then move the head axis in front with .transpose(1, 2)."),
-        Misconception("features dealt out one by one", knob(ref._split_heads, features="dealt"),
-                      "head 0 got features 0, h, 2h, ... (every h-th feature) instead of the "
-                      "block 0:d_head. Reshape the last axis as (h, d_head), in that order."),
     ],
     bad_inputs=[
         BadInput(Case((torch.ones(3, 4), 2)), "x has 2 axes, not [B, T, d_model]"),
@@ -197,21 +191,10 @@ register(Exercise(
 register(Exercise(
     name="merge_heads", reference=ref.merge_heads, cases=merge_cases, probes=("x",),
     misconceptions=[
-        Misconception("reshaped without the transpose",
-                      knob(ref._merge_heads, move_tokens="reshape"),
-                      "your tokens are scrambled: you reshaped [B, h, T, d_head] straight to "
-                      "[B, T, d_model], but in memory all of head 0's tokens come first, so token "
-                      "0's row got head 0's rows for tokens 0 and 1. Move the token axis in front "
-                      "first, x.transpose(1, 2), then reshape."),
         Misconception("averaged the heads", knob(ref._merge_heads, join="average"),
                       "you averaged the heads (shape [B, T, d_head]). Multi-head attention "
                       "concatenates them, each head's d_head features side by side: h × d_head = "
                       "d_model features per token. Averaging blurs what different heads found."),
-        Misconception("features of the heads interleaved",
-                      knob(ref._merge_heads, join="interleave"),
-                      "your concatenation interleaves the heads (feature 0 of every head, then "
-                      "feature 1, ...). Head 0's d_head features come first, then head 1's: "
-                      "reshape [B, T, h, d_head] without reordering its last two axes."),
     ],
     bad_inputs=[BadInput(Case((torch.ones(2, 3, 4),)), "x has 3 axes, not [B, h, T, d_head]")],
     rules=_rules("merge_heads"), driver=ONE_THREAD, arg_names=("x",), seed=502,
@@ -298,8 +281,6 @@ MODULE_MISTAKES = [
     Misconception("mask polarity inverted", module_with(mask_true_means="ignore"),
                   inverted_polarity("the keys you set to -inf",
                                     "a score of −∞ for the keys where the mask is False")),
-    Misconception("softmax over the queries", module_with(softmax_over="queries"),
-                  softmax_over_queries("dim=-2", "the last axis (dim=-1)")),
 ]
 
 
@@ -313,7 +294,7 @@ def _bad(why: str, d_model=4, n_heads=2, t_q=2, t_k=2, t_v=2, q_features=4, mask
 
 register(Exercise(
     name="MultiHeadAttention", reference=ref.MultiHeadAttention, cases=mha_cases,
-    probes=("key", "value"), outputs=("output", "weights"),
+    probes=("key", "value"), outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     uses=("split_heads", "merge_heads"),
     misconceptions=MODULE_MISTAKES,
     bad_inputs=[
@@ -354,14 +335,6 @@ STACKED = ("in_proj_weight stacks the three blocks in the order query, key, valu
 register(Exercise(
     name="copy_from_torch", reference=ref.copy_from_torch, cases=copy_cases,
     misconceptions=[
-        Misconception("blocks copied into w_k, w_v, w_q",
-                      knob(ref._copy_from_torch, blocks_into=("w_k", "w_v", "w_q")),
-                      "you copied the query block into w_k, the key block into w_v and the value "
-                      f"block into w_q. {STACKED}"),
-        Misconception("blocks copied into w_v, w_q, w_k",
-                      knob(ref._copy_from_torch, blocks_into=("w_v", "w_q", "w_k")),
-                      "you copied the query block into w_v, the key block into w_q and the value "
-                      f"block into w_k. {STACKED}"),
         Misconception("rows taken every third", knob(ref._copy_from_torch, rows="every third"),
                       "you took every third row of in_proj_weight (W[0::3], W[1::3], W[2::3]), as "
                       "if the rows of q, k and v alternated. They come in three blocks of d rows: "
@@ -407,7 +380,7 @@ def one_by_one_cases(rng, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="heads_one_by_one", reference=ref.heads_one_by_one, cases=one_by_one_cases,
-    outputs=("output", "weights"),
+    outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     misconceptions=[
         Misconception("scaled by sqrt(d_model)", knob(ref._heads_one_by_one, scale="d_model"),
                       scaled_by_sqrt_d_model("d_head (a head's q and k)", "math.sqrt(d_head)")),
@@ -422,10 +395,6 @@ register(Exercise(
         Misconception("biases left out", knob(ref._heads_one_by_one, biases=False),
                       "your heads leave out the biases of w_q, w_k and w_v: nn.Linear computes "
                       "x @ weight.T + bias, and head i needs its slice of the bias too."),
-        Misconception("maps stacked heads first", knob(ref._heads_one_by_one, maps_axis=0),
-                      "your weights have the heads on the first axis ([h, B, T, T]). Stack the "
-                      "heads' maps on axis 1, torch.stack(maps, dim=1), to get [B, h, T, T] like "
-                      "the module."),
     ],
     bad_inputs=[
         BadInput(Case((torch.ones(1, 2, 6), heads_fixture(4, 2, 0))),
@@ -452,22 +421,12 @@ def count_cases(rng, hidden: bool) -> list[Case]:
 register(Exercise(
     name="mha_parameter_count", reference=ref.mha_parameter_count, cases=count_cases,
     misconceptions=[
-        Misconception("a full-size projection per head",
-                      knob(ref._parameter_count, head_slice=("d_model", "d_model")),
-                      "you gave every head its own d_model × d_model projections. The heads share "
-                      "w_q, w_k and w_v, each using a d_head-row slice: h heads have the same "
-                      "3 × (d_model² + d_model) parameters as one."),
         Misconception("biases not counted", knob(ref._parameter_count, biases=False),
                       "you counted the four weight matrices but not their biases: each of w_q, "
                       "w_k, w_v, w_o also has d_model biases."),
         Misconception("w_o not counted", knob(ref._parameter_count, output_projection=False),
                       "you counted w_q, w_k and w_v but not the output projection w_o, another "
                       "d_model × d_model weight plus d_model biases."),
-        Misconception("per-head blocks of d_head x d_head",
-                      knob(ref._parameter_count, head_slice=("d_head", "d_head")),
-                      "you counted a d_head × d_head block per head for q, k and v. Each head "
-                      "reads all d_model input features: its slice of w_q is d_head × d_model, and "
-                      "the h slices make the full d_model × d_model matrix."),
     ],
     bad_inputs=[
         BadInput(Case((6, 4)), "4 heads cannot share d_model = 6 equally"),

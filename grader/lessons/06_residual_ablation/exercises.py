@@ -152,10 +152,6 @@ register(Exercise(
                       "weights), and your code uses the whole pair where a tensor belongs: adding "
                       "or normalising a tuple raises this TypeError. Take the first item of the "
                       "pair, the attention output."),
-        Misconception("causal mask in the block", knob(ref._Block, causal=True),
-                      "your attention is causal: each token attends only to itself and the tokens "
-                      "before it (a mask: attn_mask or is_causal). This lesson's block uses no "
-                      "mask: every token may attend to every token, later ones included."),
     ],
     bad_inputs=[_bad(ref.Block, sizes, torch.ones(shape, dtype=torch.float64), why)
                 for sizes, shape, why in [

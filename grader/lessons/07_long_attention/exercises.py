@@ -393,14 +393,6 @@ register(Exercise(
     name="KVCache", reference=ref.KVCache, cases=kv_cases, seed=704,
     driver={"kind": "object", "observe": ["keys", "values", "len"]},
     misconceptions=[
-        Misconception("keys laid end to end", cache_with(join="flat"), (
-            "your cache lays the vectors end to end in one long 1-D array, so cache.keys has "
-            "shape [t * d_k] instead of [t, d_k]: what np.concatenate does with 1-D vectors. "
-            "Keep one row per position: make a single key a block of one row first (the given "
-            "line does), then join blocks along axis 0.")),
-        Misconception("only the last append kept", cache_with(keep="last"), (
-            "your cache keeps only what the last append gave it: the earlier positions are gone. "
-            "The cache must grow, each append adding its rows after the ones already there.")),
     ],
     bad_inputs=[bad_cache(((2, 2), (3, 1)), why="k holds 2 keys but v holds 3 values"),
                 bad_cache((2, 1), (3, 1),
@@ -490,10 +482,6 @@ register(Exercise(
             "your new tokens are placed at positions 0, 1, ... as if the cache were empty: the "
             f"causal rule is applied without the cached positions in front. {POSITION}: the "
             "*last* rows of lesson 04's causal mask, not the first ones.")),
-        Misconception("cache not updated", decoder(append="never"), (
-            "your output is right, but the new keys and values never reach the cache: after the "
-            "call, cache.keys and cache.values should hold one more row per new token. The next "
-            "token needs them. Append them to the cache, then attend over the cache.")),
     ],
     bad_inputs=[bad_step(3, ((1, 2), (1, 1)), ((2, 2), (2, 2), (2, 1)),
                          "x_t has 3 features but W_q has 2 rows"),

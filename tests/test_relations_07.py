@@ -1,0 +1,45 @@
+"""Mistakes of lesson 07 that the catalogue no longer lists, because a relation
+(grader.learner.relations) names them as well as their catalogued message did: each is still
+fed in, as the reference with one knob set wrong, and must fail with that relation, no
+catalogued diagnosis, the words that say what is wrong, and a short message that hands over
+no solution code, on the visible and on the hidden cases."""
+import pytest
+
+from grader import lessons
+from grader.learner.checks import LocalSubject
+from grader.learner.engine import judge
+from grader.learner.messages import MESSAGE_LINES
+from sources import handed_over
+
+ref = lessons.lesson_module("07_long_attention", "reference")
+exercises = lessons.lesson_module("07_long_attention", "exercises")
+
+DROPPED = [
+    # (exercise, the mistake, the relation, words its diagnosis must hold)
+    ("KVCache", exercises.cache_with(keep="last"), "part",
+     "after call 2, in keys, along axis -2, your result holds only the last 1 of the expected "
+     "2 rows: the earlier ones are missing"),
+    ("KVCache", exercises.cache_with(join="flat"), "extra axis",
+     "after call 1, in keys, your values are right, but your shape is"),
+    ("decode_step", lessons.knob(ref._decode, append="never"), "part",
+     "in cache.keys, along axis -2, your result holds only the first"),
+]
+
+
+@pytest.mark.parametrize("name, mistake, kind, words", DROPPED,
+                         ids=[f"{n}:{m.__name__}" for n, m, _, _ in DROPPED])
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, kind, words, hidden):
+    exp = lessons.expectations(name, hidden)
+    verdict = judge(exp, LocalSubject(mistake, exp.info.driver, name))
+    assert not verdict.passed
+    assert verdict.relation == kind and not verdict.mistake, verdict.message
+    assert words in verdict.message.split("Smallest input", 1)[0], verdict.message
+    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
+    assert not handed_over(verdict.message, lessons.lesson_of(name)), verdict.message
+
+
+def test_no_dropped_mistake_is_still_catalogued():
+    """A mistake named by a relation is tested here, not in the catalogue as well."""
+    for name, mistake, _, _ in DROPPED:
+        assert mistake.__name__ not in {m.impl.__name__ for m in lessons.get(name).misconceptions}
