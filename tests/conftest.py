@@ -10,6 +10,26 @@ matplotlib.use("Agg")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 ROOT = Path(__file__).resolve().parent.parent
+# Every lesson folder: each gives a marker, so that `pytest -m lesson08` runs one lesson.
+LESSONS = sorted(p.name for p in (ROOT / "grader" / "lessons").iterdir()
+                 if p.is_dir() and re.fullmatch(r"\d\d_\w+", p.name))
+
+
+def pytest_configure(config):
+    for lesson in LESSONS:
+        config.addinivalue_line("markers", f"lesson{lesson[:2]}: the tests of {lesson} (its "
+                                           f"test file, and the shared tests run on it)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with its lesson: the lesson of its file (``test_08_positions.py``),
+    or every lesson its id names (a shared test run once per lesson or notebook)."""
+    for item in items:
+        named = re.match(r"test_(\d\d)_", item.path.name)
+        found = {named.group(1)} if named else \
+            {lesson[:2] for lesson in LESSONS if lesson in item.nodeid}
+        for number in sorted(found):
+            item.add_marker(f"lesson{number}")
 
 
 @pytest.fixture(scope="session")

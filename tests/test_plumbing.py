@@ -32,3 +32,21 @@ def test_ordinary_answers_get_no_note():
               "def f(x, log='run.txt'):\n    y = np.log(np.exp(x)) @ x.T\n"
               "    return torch.as_tensor(y).numpy()")
     assert attempts(ast.parse(honest)) == []
+
+
+def test_a_lesson_marker_selects_that_lessons_tests_and_no_others(root):
+    """`pytest -m lesson02` runs lesson 02's test file and the shared tests run on lesson 02
+    (ids naming 02_dot_product_attention), and none of another lesson's."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--collect-only", "-m",
+         "lesson02", "tests/test_01_matmul_views.py", "tests/test_02_dot_product_attention.py",
+         "tests/test_notebooks.py"], cwd=root, capture_output=True, text=True, timeout=300)
+    ids = [line for line in out.stdout.splitlines() if "::" in line]
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert any(i.startswith("tests/test_02_") for i in ids)
+    assert any(i.startswith("tests/test_notebooks.py") for i in ids)
+    assert not any(i.startswith("tests/test_01_") for i in ids)
+    assert all(i.startswith("tests/test_02_") or "02_dot_product_attention" in i for i in ids)
