@@ -37,7 +37,7 @@ from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
 from grader.learner.messages import MESSAGE_LINES
-from grader.grading.scoring import STATUSES
+from grader.grading.results import STATUSES
 from grading_corpus import (
     Lesson,
     Sample,

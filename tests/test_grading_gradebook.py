@@ -167,7 +167,7 @@ def test_the_feedback_page_is_made_from_the_autograded_folder_and_the_gradebook(
 
 def test_what_the_gradebook_holds_shows_on_the_page(lesson):
     res = _result(lesson, "alice", 1, True)
-    first = res.tests[0]["id"]
+    first = res.tests[0].id
     grades = Grades({first: {"score": 0.5, "comment": None}, ESSAY: {"score": None, "comment": "See me."}},
                     score=0.5, max_score=17.0, late_penalty=0.0)
     page = render(res, "alice", A, grades)

@@ -369,17 +369,41 @@ def test_each_way_a_test_can_end_has_its_status(run, verdict, status, points, ph
     cell = _test_cell([{"output_type": "execute_result", "data": {"text/plain": "2"}, "metadata": {},
                         "execution_count": 1}])
     result = score_test(cell, run, verdict, None, "")
-    assert (result["status"], result["points"], result["max"]) == (status, points, 2.0)
-    assert phrase in result["message"]
+    assert (result.status, result.points, result.max) == (status, points, 2.0)
+    assert phrase in result.message
 
 
 def test_a_test_whose_answer_did_not_finish_says_why_first():
     answer = CellRun(3, "timeout", detail="This cell was stopped after 5 s.")
     verdict = {"status": "failed", "message": "There is no `x` in your notebook when this test runs"}
     result = score_test(_test_cell(), CellRun(0, "error"), verdict, answer, "x")
-    assert result["status"] == "timeout"
-    assert result["message"].startswith("Your answer cell `x` did not finish: This cell was stopped")
-    assert "There is no `x`" in result["message"]
+    assert result.status == "timeout"
+    assert result.message.startswith("Your answer cell `x` did not finish: This cell was stopped")
+    assert "There is no `x`" in result.message
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({"id": "t", "points": 1, "max": 2, "status": "passd", "message": ""}, "status 'passd'"),
+    ({"id": "t", "point": 1, "max": 2, "status": "passed", "message": ""}, "unknown fields ['point']"),
+    ({"id": "t", "points": 3, "max": 2, "status": "passed", "message": ""}, "3 points out of 2"),
+    ({"id": "t", "points": float("nan"), "max": 2, "status": "failed", "message": ""},
+     "points is nan"),
+    ({"id": "t", "points": "2", "max": 2, "status": "passed", "message": ""}, "points is '2'"),
+], ids=["misspelt status", "misspelt key", "too many points", "NaN points", "text points"])
+def test_a_test_result_with_a_wrong_field_is_an_error_that_names_it(data, problem):
+    """A result that comes back from a worker or a file is typed again: a misspelt key or
+    status, or points that are not points, never count silently as 0."""
+    from grader.grading.job import JobResult
+    from grader.grading.results import TestResult
+
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        TestResult.from_dict(data)
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        JobResult("s", "a", "a.ipynb", "graded", tests=[data])
+    good = {**data, "points": 1, "max": 2, "status": "failed"}
+    good.pop("point", None)
+    typed = JobResult("s", "a", "a.ipynb", "graded", tests=[good]).tests[0]
+    assert typed == TestResult.from_dict(typed.to_dict()) and typed.points == 1.0
 
 
 # ------------------------------------------------------------------ feedback, CSV, progress

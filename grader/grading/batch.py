@@ -251,12 +251,12 @@ def proof_problem(results: list[JobResult]) -> str:
         if res.status != "graded":
             return f"{res.assignment}: grading its source notebook failed: {res.error}"
         for test in res.tests:
-            released = test["id"].startswith(RELEASED)
-            if test["points"] != (0 if released else test["max"]):
+            released = test.id.startswith(RELEASED)
+            if test.points != (0 if released else test.max):
                 what = "the released notebook must earn 0" if released else \
                     "the source notebook must earn full marks"
-                return (f"{res.assignment}: {what}, but its test {test['id'].removeprefix(RELEASED)} "
-                        f"got {test['points']:g}/{test['max']:g} ({test['status']}):\n{test['message']}")
+                return (f"{res.assignment}: {what}, but its test {test.id.removeprefix(RELEASED)} "
+                        f"got {test.points:g}/{test.max:g} ({test.status}):\n{test.message}")
     return ""
 
 

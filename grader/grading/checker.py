@@ -28,7 +28,8 @@ from ..learner.shortcuts import SourceReader
 from . import nbjson
 from .bridge import BridgeIncident, RemoteSubject, Session
 from .kernel import CellRun, error_output
-from .repair import Plan, nbgrader_meta
+from .nbjson import cell_text, nbgrader_meta
+from .repair import Plan
 
 TWIN_NOTE = ("(This input is not one of your notebook's cases: grading also tries new cases like "
              "them, so that an answer must be right in general, not only on the cases you saw.)")
@@ -40,7 +41,7 @@ def source_tests(source: dict) -> dict[str, list[CheckCall]]:
     for cell in source["cells"]:
         meta = nbgrader_meta(cell)
         if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
-            text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+            text = cell_text(cell)
             tests[meta["grade_id"]] = check_calls(text)
     return tests
 

@@ -21,7 +21,8 @@ import html
 import re
 from dataclasses import dataclass, field
 
-from .repair import nbgrader_meta
+from .nbjson import nbgrader_meta
+from .results import TestResult
 from .scoring import strip_ansi
 
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
@@ -103,18 +104,18 @@ def _outputs(cell, is_test: bool) -> str:
     return "".join(parts)
 
 
-def _points(test: dict, grades: Grades | None) -> str:
+def _points(test: TestResult, grades: Grades | None) -> str:
     """A test's points: the gradebook's, saying so when a person changed them."""
-    given = (grades.cells.get(test["id"]) or {}).get("score") if grades else None
-    if given is None or abs(given - test["points"]) < 1e-9:
-        return f'{test["points"]:g} / {test["max"]:g}'
-    return f'{given:g} / {test["max"]:g} (set by your instructor; the tests gave {test["points"]:g})'
+    given = (grades.cells.get(test.id) or {}).get("score") if grades else None
+    if given is None or abs(given - test.points) < 1e-9:
+        return f'{test.points:g} / {test.max:g}'
+    return f'{given:g} / {test.max:g} (set by your instructor; the tests gave {test.points:g})'
 
 
-def _test_box(test: dict, grades: Grades | None) -> str:
+def _test_box(test: TestResult, grades: Grades | None) -> str:
     # A passing test's message is the line it printed, shown just above.
-    message = "" if test["status"] == "passed" else f'<pre>{html.escape(test["message"])}</pre>'
-    return (f'<div class="result">{_badge(test["status"])} <b>{html.escape(test["id"])}</b>: '
+    message = "" if test.status == "passed" else f'<pre>{html.escape(test.message)}</pre>'
+    return (f'<div class="result">{_badge(test.status)} <b>{html.escape(test.id)}</b>: '
             f'{_points(test, grades)} points{message}</div>')
 
 
@@ -131,7 +132,7 @@ def _hand_box(cell: dict, grades: Grades) -> str:
 
 
 def _summary(result, grades: Grades | None) -> list[str]:
-    tests_max = sum(t["max"] for t in result.tests)
+    tests_max = sum(t.max for t in result.tests)
     manual = sum(m["max"] for m in result.manual)
     if grades is None:
         head = [f'<p class="score"><b>{result.points:g} / {tests_max:g}</b> points from the '
@@ -139,7 +140,7 @@ def _summary(result, grades: Grades | None) -> list[str]:
         if manual:
             head.append(f" Written answers ({manual:g} points) are graded by hand.")
         return head + ["</p>"]
-    auto = sum(_score(grades, t["id"], t["points"]) for t in result.tests)
+    auto = sum(_score(grades, t.id, t.points) for t in result.tests)
     rows = [("Automatic tests", f"{auto:g} / {tests_max:g}")]
     if manual:
         scores = [(grades.cells.get(m["id"]) or {}).get("score") for m in result.manual]
@@ -164,7 +165,7 @@ def _score(grades: Grades, grade_id: str, default: float) -> float:
 def render(result, student: str, assignment: str, grades: Grades | None = None) -> str:
     """The feedback page of one graded notebook (a :class:`JobResult`), with what the
     gradebook holds for it when ``grades`` is given."""
-    tests = {t["id"]: t for t in result.tests}
+    tests = {t.id: t for t in result.tests}
     manual_cells = {m["id"]: m for m in result.manual}
     head = [f"<h1>{html.escape(assignment)}: feedback for {html.escape(student)}</h1>",
             *_summary(result, grades)]
@@ -177,8 +178,8 @@ def render(result, student: str, assignment: str, grades: Grades | None = None) 
         items = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
         head.append(f'<div class="notes"><b>What happened while grading</b><ul>{items}</ul></div>')
     rows = "".join(
-        f"<tr><td>{html.escape(t['id'])}</td><td>{_points(t, grades)}</td>"
-        f"<td>{_badge(t['status'])}</td><td><pre>{html.escape(t['message'])}</pre></td></tr>"
+        f"<tr><td>{html.escape(t.id)}</td><td>{_points(t, grades)}</td>"
+        f"<td>{_badge(t.status)}</td><td><pre>{html.escape(t.message)}</pre></td></tr>"
         for t in result.tests)
     head.append(f"<table><tr><th>test</th><th>points</th><th>status</th><th>message</th></tr>{rows}</table>")
 

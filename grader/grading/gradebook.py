@@ -110,8 +110,8 @@ class Recorder:
             for res in results:
                 notebook = Path(res.notebook).stem
                 for test in res.tests:
-                    grade = gb.find_grade(test["id"], notebook, assignment, student)
-                    grade.auto_score = test["points"]
+                    grade = gb.find_grade(test.id, notebook, assignment, student)
+                    grade.auto_score = test.points
                     grade.needs_manual_grade = grade.manual_score is not None
                 for cell in res.manual:
                     try:

@@ -34,7 +34,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .repair import kind_of, nbgrader_meta
+from .nbjson import nbgrader_meta
+from .repair import kind_of
 
 COLUMNS = ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total",
            "max", "hand_grading", "look_at", "integrity"]

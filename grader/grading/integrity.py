@@ -25,7 +25,8 @@ import re
 
 from ..learner.shortcuts import dynamic_uses, python_source
 from .plumbing import attempts
-from .repair import Plan, nbgrader_meta
+from .nbjson import cell_text, nbgrader_meta
+from .repair import Plan
 
 HOOKS = {"excepthook", "displayhook", "showtraceback", "_showtraceback", "showsyntaxerror",
          "_render_traceback_", "custom_exceptions", "CustomTB", "InteractiveTB", "SyntaxTB",
@@ -163,7 +164,7 @@ def _known_answers(source: dict, targets: dict[str, str]) -> dict[str, list[str]
         meta = nbgrader_meta(cell)
         if not (meta.get("solution") and not meta.get("grade") and cell.get("cell_type") == "code"):
             continue
-        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        text = cell_text(cell)
         tree = _parse(MARKER.sub("", text))
         for name, node in _definitions(tree).items() if tree else []:
             shape, size = canonical(node)

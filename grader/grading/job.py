@@ -23,8 +23,10 @@ from .checker import Checker, source_tests
 from .choice import MISSING, UNREADABLE, choose
 from .integrity import notes as integrity_notes
 from .kernel import Kernel, KernelStartError, run_notebook
-from .repair import Plan, assemble, nbgrader_meta, read_submission
+from .nbjson import cell_text, nbgrader_meta
+from .repair import Plan, assemble, read_submission
 from .sandbox import Limits, Sandbox
+from .results import TestResult
 from .scoring import answers, missing_tests, score
 
 
@@ -54,7 +56,7 @@ class JobResult:
     assignment: str
     notebook: str
     status: str  # graded | missing | failed (the grader could not grade it)
-    tests: list[dict] = field(default_factory=list)
+    tests: list[TestResult] = field(default_factory=list)
     manual: list[dict] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
@@ -67,13 +69,17 @@ class JobResult:
     autograded: dict | None = None
     error: str = ""
 
+    def __post_init__(self):
+        # Back from a worker or a saved file as dicts: typed again, every field checked.
+        self.tests = [TestResult.from_dict(t) for t in self.tests]
+
     @property
     def points(self) -> float:
-        return sum(t["points"] for t in self.tests)
+        return sum(t.points for t in self.tests)
 
     @property
     def max_points(self) -> float:
-        return sum(t["max"] for t in self.tests)
+        return sum(t.max for t in self.tests)
 
 
 def _safe_relative(name: str) -> PurePosixPath | None:
@@ -178,7 +184,7 @@ def preload_modules(source: dict) -> tuple[str, ...]:
     for cell in source.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
-        text = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+        text = cell_text(cell)
         try:
             tree = ast.parse("\n".join(l for l in text.splitlines() if not l.lstrip().startswith(("%", "!"))))
         except SyntaxError:

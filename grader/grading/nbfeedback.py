@@ -24,7 +24,9 @@ from pathlib import Path
 from nbconvert.exporters import Exporter
 
 from .feedback import Grades, render
-from .repair import kind_of, nbgrader_meta
+from .results import TestResult
+from .nbjson import nbgrader_meta
+from .repair import kind_of
 
 SIDECAR = ".grading"  # in an autograded folder: what grade said about each notebook
 
@@ -38,6 +40,7 @@ def sidecar(result, notebook_bytes: bytes) -> str:
     from .job import JobResult
 
     fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(JobResult) if f.name != "autograded"}
+    fields["tests"] = [t.to_dict() for t in result.tests]
     return json.dumps({"sha256": hashlib.sha256(notebook_bytes).hexdigest(), "result": fields},
                       indent=1, ensure_ascii=False) + "\n"
 
@@ -66,11 +69,11 @@ def _from_gradebook(nb, student, assignment, notebook):
     for cell in nb.cells:
         meta, kind = nbgrader_meta(cell), kind_of(cell)
         if kind == "test":
-            score, top = meta.get("score") or 0.0, float(meta.get("points") or 0)
-            tests.append({"id": meta.get("grade_id", ""), "points": score, "max": top,
-                          "status": "passed" if score >= top else "failed",
-                          "message": "(no message: this notebook was not graded by "
-                                     "`python -m grader grade`)"})
+            score, top = float(meta.get("score") or 0.0), float(meta.get("points") or 0)
+            tests.append(TestResult(meta.get("grade_id", ""), min(max(score, 0.0), top), top,
+                                    "passed" if score >= top else "failed",
+                                    "(no message: this notebook was not graded by "
+                                    "`python -m grader grade`)"))
         elif kind in ("manual", "task"):
             manual.append({"id": meta.get("grade_id", ""), "max": float(meta.get("points") or 0),
                            "answered": True})

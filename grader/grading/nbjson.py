@@ -23,6 +23,20 @@ class Node(dict):
         self[key] = value
 
 
+def nbgrader_meta(cell) -> dict:
+    """A cell's nbgrader metadata, or {} (none, or not a dict)."""
+    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def cell_text(cell) -> str:
+    """A cell's source as one string (JupyterLab saves it as a list of lines)."""
+    source = cell.get("source")
+    if isinstance(source, list):
+        return "".join(str(s) for s in source)
+    return source if isinstance(source, str) else ""
+
+
 def from_dict(obj):
     if isinstance(obj, dict):
         return Node({k: from_dict(v) for k, v in obj.items()})

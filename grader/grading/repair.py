@@ -23,6 +23,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from . import nbjson
+from .nbjson import nbgrader_meta
 
 CELL_TYPES = ("code", "markdown", "raw")
 
@@ -37,11 +38,6 @@ class Plan:
     repairs: list[str] = field(default_factory=list)
     answer_of: dict[str, str] = field(default_factory=dict)  # test grade_id -> answer grade_id
     given: dict[str, str] = field(default_factory=dict)  # answer grade_id -> the release's text
-
-
-def nbgrader_meta(cell) -> dict:
-    meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell.get("metadata"), dict) else None
-    return meta if isinstance(meta, dict) else {}
 
 
 def kind_of(cell) -> str:

@@ -30,7 +30,7 @@ def submission_record(student: str, assignment: str, results, sandbox: str, time
     tests, manual = [], []
     for res in results:
         nb = Path(res.notebook).stem
-        tests += [{"notebook": nb, **t} for t in res.tests]
+        tests += [{"notebook": nb, **t.to_dict()} for t in res.tests]
         manual += [{"notebook": nb, **m} for m in res.manual]
     statuses = {r.status for r in results}
     status = "failed" if "failed" in statuses else ("graded" if "graded" in statuses else "missing")

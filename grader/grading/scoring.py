@@ -1,15 +1,8 @@
 """Points, status and message for each test cell of a graded notebook.
 
 A test cell earns its points when every check it makes passes, as the checker judged it
-outside the learner's kernel (``grader.grading.checker``). Its status is one of
-
-* ``passed``: every check passed;
-* ``failed``: a check rejected the answer;
-* ``error``: the answer could not be checked (it is missing, or the kernel died while it
-  ran);
-* ``timeout``: it, or the answer it tests, ran past the time limit;
-* ``memory``: it, or the answer it tests, ran out of memory;
-* ``missing``: there was no readable notebook to grade.
+outside the learner's kernel (``grader.grading.checker``). Each test cell's result is a
+:class:`grader.grading.results.TestResult`, whose status is one of ``results.STATUSES``.
 
 When the answer cell a test depends on was stopped (timeout, memory, a dead kernel), the
 test's message says so first: the learner sees the cause, not only a ``NameError``.
@@ -19,9 +12,9 @@ from __future__ import annotations
 import re
 
 from .kernel import CellRun
-from .repair import Plan, nbgrader_meta
-
-STATUSES = ("passed", "failed", "error", "timeout", "memory", "missing")
+from .nbjson import nbgrader_meta
+from .repair import Plan
+from .results import TestResult
 INCIDENT_STATUS = {"timeout": "timeout", "wall": "timeout", "stuck": "timeout", "memory": "memory",
                    "memory-error": "memory", "died": "error", "not-run": "error"}
 FAILURES = ("AssertionError", "CheckFailed")
@@ -34,17 +27,17 @@ def strip_ansi(text: str) -> str:
 
 
 def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: CellRun | None,
-               answer_id: str) -> dict:
+               answer_id: str) -> TestResult:
     """Points, status and message of one test cell, from the checker's verdict."""
     meta = nbgrader_meta(cell)
     top = float(meta.get("points", 0) or 0)
-    result = {"id": meta.get("grade_id", cell.get("id", "")), "points": 0.0, "max": top}
+    grade_id = meta.get("grade_id", cell.get("id", ""))
     if run is None or verdict is None:
         message = run.detail if run is not None and run.detail else "This test did not run."
         status = INCIDENT_STATUS.get(run.status, "error") if run is not None else "error"
-        return {**result, "status": status, "message": message}
+        return TestResult(grade_id, 0.0, top, status, message)
     if verdict["status"] == "passed":
-        return {**result, "points": top, "status": "passed", "message": verdict["message"]}
+        return TestResult(grade_id, top, top, "passed", verdict["message"])
     if verdict["status"] == "incident":
         incident = verdict["run"]
         status, message = INCIDENT_STATUS.get(incident.status, "error"), incident.detail or incident.evalue
@@ -58,11 +51,11 @@ def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: Cell
         status = INCIDENT_STATUS[answer_run.status]
         message = (f"Your answer cell `{answer_id}` did not finish: {answer_run.detail}\n\n"
                    f"So this test could not use it:\n{message}")
-    return {**result, "status": status, "message": message}
+    return TestResult(grade_id, 0.0, top, status, message)
 
 
 def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, dict]
-          ) -> tuple[list[dict], list[dict], list[str]]:
+          ) -> tuple[list[TestResult], list[dict], list[str]]:
     """(tests, manually graded cells, incidents) for an executed plan and the checker's
     verdicts (by test grade_id)."""
     index = {gid: i for i, gid in enumerate(plan.grade_ids) if gid}
@@ -82,14 +75,14 @@ def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, dict]
     return tests, manual, incidents
 
 
-def missing_tests(plan: Plan, why: str) -> list[dict]:
+def missing_tests(plan: Plan, why: str) -> list[TestResult]:
     """Every test of ``plan`` at 0 with status ``missing``."""
     out = []
     for cell, kind in zip(plan.nb.cells, plan.kinds):
         if kind == "test":
             meta = nbgrader_meta(cell)
-            out.append({"id": meta.get("grade_id", cell.id), "points": 0.0,
-                        "max": float(meta.get("points", 0) or 0), "status": "missing", "message": why})
+            out.append(TestResult(meta.get("grade_id", cell.id), 0.0,
+                                  float(meta.get("points", 0) or 0), "missing", why))
     return out
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from ..course import course_root
 from ..kit import build_kit, kit_hash, reference_hash
 from . import job as job_module
+from .results import TestResult
 from .job import Job, JobResult, font_cache, run_job
 from .sandbox import Limits, Sandbox, detect
 
@@ -158,6 +159,8 @@ def job_data(job: Job) -> dict:
 
 
 def _plain(obj):
+    if isinstance(obj, TestResult):
+        return obj.to_dict()
     if isinstance(obj, dict):
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

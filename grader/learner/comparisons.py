@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
@@ -644,6 +643,3 @@ def comparison(spec: dict) -> Comparison:
         raise ValueError(f"unknown comparison {kind!r}")
     return KINDS[kind](spec)
 
-
-def fraction_text(v) -> str:
-    return str(Fraction(v))

@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import inspect
 import json
-from fractions import Fraction
 
 import numpy as np
 
