@@ -119,18 +119,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, metavar="DIR", help="where to write results and feedback")
     p.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
                    help="submissions graded at once (default: the number of cores)")
-    p.add_argument("--timeout", type=_positive(float), default=30.0, metavar="S",
-                   help="seconds one cell may run (default 30)")
-    p.add_argument("--memory", type=_positive(int), default=2048, metavar="MB",
-                   help="memory one notebook may use (default 2048)")
-    p.add_argument("--wall", type=_positive(float), default=600.0, metavar="S",
-                   help="seconds one notebook may run in all (default 600)")
-    p.add_argument("--disk", type=_positive(int), default=512, metavar="MB",
-                   help="what one notebook may write, in its working folders and in /tmp each "
-                   "(default 512; past it, a write fails with 'No space left on device')")
-    p.add_argument("--processes", type=_positive(int), default=256, metavar="N",
-                   help="processes and threads one notebook may run at once (default 256; "
-                   "past it, starting another fails with 'Resource temporarily unavailable')")
+    from .grading.sandbox import Limits
+
+    given = Limits()  # the defaults are the limits' own, said once
+    p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",
+                   help=f"seconds one cell may run (default {given.timeout:g})")
+    p.add_argument("--memory", type=_positive(int), default=given.memory_mb, metavar="MB",
+                   help=f"memory one notebook may use (default {given.memory_mb})")
+    p.add_argument("--wall", type=_positive(float), default=given.wall, metavar="S",
+                   help=f"seconds one notebook may run in all (default {given.wall:g})")
+    p.add_argument("--disk", type=_positive(int), default=given.disk_mb, metavar="MB",
+                   help=f"what one notebook may write, in its working folders and in /tmp each "
+                   f"(default {given.disk_mb}; past it, a write fails with 'No space left on "
+                   f"device')")
+    p.add_argument("--processes", type=_positive(int), default=given.processes, metavar="N",
+                   help=f"processes and threads one notebook may run at once (default "
+                   f"{given.processes}; past it, starting another fails with 'Resource "
+                   f"temporarily unavailable')")
     p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                    help="bwrap: each submission in bubblewrap (default; grading refuses to run "
                    "without it); none: run submissions unsandboxed, in a private directory with "

@@ -100,7 +100,7 @@ def recorded_check_equals_live(monkeypatch):
     from grader.learner.engine import judge
 
     def both(name, answer, *, hidden=False):
-        exp = check_module.expectations(name, hidden)
+        exp = check_module.find_expectations(name, hidden)
         if exp is None:
             return None
         subject = _Once(check_module.LocalSubject(answer, exp.info.driver, name))

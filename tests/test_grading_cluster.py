@@ -182,7 +182,7 @@ def test_the_driver_turns_lost_and_raising_jobs_into_failed_results(monkeypatch)
     with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None,
                       resources=cluster_module.resources_for(version, "none")) as local, \
             Client(local, set_as_default=False) as client:
-        verdict = cluster_module.Verdict(accepted={next(iter(local.workers.values())).address: 1})
+        verdict = cluster_module.WorkerVerdict(accepted={next(iter(local.workers.values())).address: 1})
         grading = cluster_module.Cluster(client, version, "none", verdict)
         got = {}
         grading.run(jobs, lambda i, r: got.setdefault(i, r))

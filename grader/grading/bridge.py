@@ -27,7 +27,7 @@ from ..learner.mutation import source_changes
 from ..learner.shortcuts import Finding, Rules, SourceScope, scan_source
 from .kernel import CellRun
 
-LIMITS = codec.Limits(max_chars=32 * 1024 * 1024, max_depth=48, max_nodes=200_000,
+LIMITS = codec.DecodeLimits(max_chars=32 * 1024 * 1024, max_depth=48, max_nodes=200_000,
                       max_array_bytes=16 * 1024 * 1024, max_ndim=16, max_text=200_000)
 
 

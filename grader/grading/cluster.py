@@ -61,17 +61,17 @@ def resources_for(version: CourseVersion, sandbox: str) -> dict[str, int]:
 
 
 @dataclass
-class Verdict:
+class WorkerVerdict:
     accepted: dict[str, int] = field(default_factory=dict)  # address -> threads
     refused: list[str] = field(default_factory=list)  # one message per refused worker
     sandboxes: set[str] = field(default_factory=set)  # the accepted workers' descriptions
 
 
-def judge_workers(infos: dict, workers: dict, version: CourseVersion, sandbox: str) -> Verdict:
+def judge_workers(infos: dict, workers: dict, version: CourseVersion, sandbox: str) -> WorkerVerdict:
     """Which workers may grade for this driver. ``infos``: address -> what
     :func:`grader.grading.worker.describe` returned there (or the exception it raised);
     ``workers``: address -> the scheduler's view (``resources``, ``nthreads``)."""
-    verdict = Verdict()
+    verdict = WorkerVerdict()
     need = resources_for(version, sandbox)
     for address in sorted(workers):
         info = infos.get(address, NotAGradingWorker("it did not answer"))
@@ -119,7 +119,7 @@ def failed(job: Job, why: str) -> JobResult:
 class Cluster:
     """A connection to a Dask scheduler whose accepted workers grade this course."""
 
-    def __init__(self, client, version: CourseVersion, sandbox: str, verdict: Verdict, local=None):
+    def __init__(self, client, version: CourseVersion, sandbox: str, verdict: WorkerVerdict, local=None):
         self.client, self.version, self.sandbox, self.verdict = client, version, sandbox, verdict
         self.local = local  # a LocalCluster this driver started, if any
 
@@ -229,7 +229,7 @@ def connect(address: str, sandbox: str, version: CourseVersion, jobs: int = 1) -
     return Cluster(client, version, sandbox, verdict, local)
 
 
-def _workers(client, version: CourseVersion, sandbox: str) -> Verdict:
+def _workers(client, version: CourseVersion, sandbox: str) -> WorkerVerdict:
     deadline = time.monotonic() + WORKER_WAIT
     while not client.scheduler_info()["workers"] and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -58,7 +58,7 @@ class LocalSubject:
         if not callable(helper):
             return False
         try:
-            exp = expectations(name)
+            exp = find_expectations(name)
             found = judge(exp, LocalSubject(helper, exp.info.driver, name), stand_ins=False)
         except Exception:  # noqa: BLE001 (no recording of the helper: it cannot be vouched for)
             return False
@@ -84,7 +84,7 @@ def live_provider():
     return _PROVIDER or None
 
 
-def expectations(name: str, hidden: bool = False):
+def find_expectations(name: str, hidden: bool = False):
     """What ``check`` compares with: the recording for visible cases, else the live
     reference if this copy of the course has it."""
     from . import recording
@@ -105,7 +105,7 @@ def expectations(name: str, hidden: bool = False):
 
 
 def verdict(name: str, answer, *, hidden: bool = False) -> Verdict | None:
-    exp = expectations(name, hidden)
+    exp = find_expectations(name, hidden)
     if exp is None:
         return None
     return judge(exp, LocalSubject(answer, exp.info.driver, name))

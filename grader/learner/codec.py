@@ -12,7 +12,7 @@ a learner's kernel to run a function) both move values this way, and nothing els
 * :class:`Fixture`: a test fixture described by data, built by ``grader.learner.fixtures``.
 
 There is no pickle and no code anywhere, so decoding runs nothing. :func:`decode` is also
-what the checker applies to a learner's kernel's replies: it enforces :class:`Limits`
+what the checker applies to a learner's kernel's replies: it enforces :class:`DecodeLimits`
 (size, depth, number of values, bytes per array) and raises :class:`DecodeError` on
 anything malformed. :func:`encode` of a learner's result (``strict=False``) turns what is
 not data (a generator, a module, a custom class) into an :class:`Opaque` description.
@@ -44,7 +44,7 @@ class DecodeError(ValueError):
 
 
 @dataclass(frozen=True)
-class Limits:
+class DecodeLimits:
     """How much one decoded value may hold."""
 
     max_chars: int = 64 * 1024 * 1024
@@ -55,7 +55,7 @@ class Limits:
     max_text: int = 1_000_000
 
 
-TRUSTED = Limits(max_chars=1 << 40, max_nodes=1 << 40, max_array_bytes=1 << 40, max_text=1 << 40)
+TRUSTED = DecodeLimits(max_chars=1 << 40, max_nodes=1 << 40, max_array_bytes=1 << 40, max_text=1 << 40)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Opaque:
 
 @dataclass
 class _State:
-    limits: Limits
+    limits: DecodeLimits
     nodes: int = 0
 
     def count(self, depth: int) -> None:
@@ -261,7 +261,7 @@ def dumps(value, *, strict: bool = True, indent: int | None = None) -> str:
 
 # ----------------------------------------------------------------------------- decoding
 
-def loads(text: str | bytes, limits: Limits = TRUSTED):
+def loads(text: str | bytes, limits: DecodeLimits = TRUSTED):
     """Decode a JSON string written by :func:`dumps`, within ``limits``."""
     if len(text) > limits.max_chars:
         raise DecodeError(f"the data is {len(text):,} characters long, more than the "
@@ -273,7 +273,7 @@ def loads(text: str | bytes, limits: Limits = TRUSTED):
     return decode(tree, limits)
 
 
-def decode(tree, limits: Limits = TRUSTED):
+def decode(tree, limits: DecodeLimits = TRUSTED):
     """The value a tree stands for (raises :class:`DecodeError` on malformed trees)."""
     try:
         return _decode(tree, _State(limits), 0)
