@@ -179,11 +179,8 @@ def lesson_module(lesson: str, part: str):
 
 def _import(lesson: str) -> None:
     if lesson not in _imported:
-        before = set(EXERCISES)
-        lesson_module(lesson, "exercises")
+        lesson_module(lesson, "exercises")  # its register() calls record the lesson
         _imported.add(lesson)
-        for name in set(EXERCISES) - before:
-            LESSON_OF[name] = lesson
 
 
 def load_all() -> dict[str, Exercise]:
