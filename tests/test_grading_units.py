@@ -17,6 +17,7 @@ from grader.grading.job import JobResult
 from grader.grading.kernel import CellRun
 from grader.grading.report import Progress, submission_record
 from grader.grading.sandbox import Limits, Sandbox, private_entries, readonly_paths
+from grader.grading.results import CheckVerdict
 from grader.grading.scoring import score_test
 from grader.grading.submissions import SubmissionsError, read_submissions
 
@@ -347,16 +348,16 @@ def _test_cell(outputs=(), points=2):
 
 def _incident(status, detail):
     run = CellRun(0, status, detail=detail)
-    return run, {"status": "incident", "run": run}
+    return run, CheckVerdict("incident", run=run)
 
 
 @pytest.mark.parametrize("run, verdict, status, points, phrase", [
-    (CellRun(0, "ok"), {"status": "passed", "message": "✓ x: all pass"}, "passed", 2, "✓ x: all pass"),
-    (CellRun(0, "error"), {"status": "failed", "message": "x is not right yet."}, "failed", 0,
+    (CellRun(0, "ok"), CheckVerdict("passed", "✓ x: all pass"), "passed", 2, "✓ x: all pass"),
+    (CellRun(0, "error"), CheckVerdict("failed", "x is not right yet."), "failed", 0,
      "x is not right yet."),
-    (CellRun(0, "error"), {"status": "failed", "message": "x raised MemoryError: Unable to allocate"},
+    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: Unable to allocate"),
      "memory", 0, "Unable"),
-    (CellRun(0, "error"), {"status": "error", "message": "This test has no checks."}, "error", 0, "no checks"),
+    (CellRun(0, "error"), CheckVerdict("error", "This test has no checks."), "error", 0, "no checks"),
     (*_incident("timeout", "stopped after 3 s"), "timeout", 0, "stopped after 3 s"),
     (*_incident("died", "process stopped"), "error", 0, "process stopped"),
     (*_incident("memory", "more than 10 MB"), "memory", 0, "more than 10 MB"),
@@ -375,7 +376,7 @@ def test_each_way_a_test_can_end_has_its_status(run, verdict, status, points, ph
 
 def test_a_test_whose_answer_did_not_finish_says_why_first():
     answer = CellRun(3, "timeout", detail="This cell was stopped after 5 s.")
-    verdict = {"status": "failed", "message": "There is no `x` in your notebook when this test runs"}
+    verdict = CheckVerdict("failed", "There is no `x` in your notebook when this test runs")
     result = score_test(_test_cell(), CellRun(0, "error"), verdict, answer, "x")
     assert result.status == "timeout"
     assert result.message.startswith("Your answer cell `x` did not finish: This cell was stopped")
@@ -531,3 +532,13 @@ def test_a_pair_of_results_is_narrowed_to_what_differs():
     # values that are not tuples or dicts of one shape are shown whole
     shown = noted_pair(np.ones(2), np.zeros(3), FLOAT64)
     assert shown[1].count("\n") >= 1 and shown[2] == ([], [])
+
+
+def test_a_check_verdict_has_a_known_status_and_an_incident_its_run():
+    with pytest.raises(ValueError, match="'passd' is not one of"):
+        CheckVerdict("passd", "✓")
+    with pytest.raises(ValueError, match="only an incident, comes with the run"):
+        CheckVerdict("incident")
+    with pytest.raises(ValueError, match="only an incident, comes with the run"):
+        CheckVerdict("failed", "no", run=CellRun(0, "error"))
+    assert CheckVerdict("incident", run=CellRun(0, "timeout")).run.status == "timeout"

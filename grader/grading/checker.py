@@ -30,6 +30,7 @@ from .bridge import BridgeIncident, RemoteSubject, Session
 from .kernel import CellRun, error_output
 from .nbjson import cell_text, nbgrader_meta
 from .repair import Plan
+from .results import CheckVerdict
 
 TWIN_NOTE = ("(This input is not one of your notebook's cases: grading also tries new cases like "
              "them, so that an answer must be right in general, not only on the cases you saw.)")
@@ -65,7 +66,7 @@ class Checker:
         self.plan, self.tests = plan, tests
         self.reader = SourceReader()
         self.read = 0  # cells read into ``reader`` so far
-        self.results: dict[str, dict] = {}  # grade_id -> {"status", "message"}
+        self.results: dict[str, CheckVerdict] = {}  # by the test cell's grade_id
         # Verdicts of visible checks since the last code cell that ran: a hidden test cell
         # repeats its visible check right after the visible test cell, and nothing the
         # answer could depend on has changed in between.
@@ -89,7 +90,7 @@ class Checker:
         calls = self.tests.get(grade_id)
         start = time.monotonic()
         if not calls:
-            self.results[grade_id] = {"status": "error", "message": "This test has no checks."}
+            self.results[grade_id] = CheckVerdict("error", "This test has no checks.")
             cell.outputs = [error_output("CheckError", "This test has no checks.")]
             return CellRun(index, "error", "CheckError", "This test has no checks.")
         self._read_until(index)
@@ -99,17 +100,17 @@ class Checker:
             verdict = self._check_all(calls, session, passed)
         except BridgeIncident as incident:
             run = incident.run
-            self.results[grade_id] = {"status": "incident", "run": run}
+            self.results[grade_id] = CheckVerdict("incident", run=run)
             cell.outputs = self._printed(passed) + [error_output(run.ename or "Error", run.detail or run.evalue)]
             return run
         run = CellRun(index, "ok" if verdict.passed else "error", seconds=time.monotonic() - start)
         if verdict.passed:
-            self.results[grade_id] = {"status": "passed",
-                                      "message": notebook_output.summary_line("\n".join(passed))}
+            self.results[grade_id] = CheckVerdict(
+                "passed", notebook_output.summary_line("\n".join(passed)))
             cell.outputs = self._printed(passed)
         else:
             run.ename, run.evalue = "CheckFailed", verdict.message
-            self.results[grade_id] = {"status": "failed", "message": verdict.message}
+            self.results[grade_id] = CheckVerdict("failed", verdict.message)
             lines = verdict.message.splitlines() or [""]
             cell.outputs = self._printed(passed) + [nbjson.new_output(
                 "error", ename="CheckFailed", evalue=verdict.message,

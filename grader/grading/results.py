@@ -23,6 +23,27 @@ STATUSES = (
 )
 
 
+# What the checker says of one test cell, before scoring (``grader.grading.checker``):
+CHECKED = ("passed", "failed", "error", "incident")
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """The checker's verdict on one test cell: ``status`` is one of :data:`CHECKED`
+    ("incident": the kernel was stopped while it ran, and ``run`` says how); ``message`` is
+    the check's ✓ line or its failure message."""
+
+    status: str
+    message: str = ""
+    run: object = None  # the stopped cell's CellRun, for an incident
+
+    def __post_init__(self):
+        if self.status not in CHECKED:
+            raise ValueError(f"a check's status {self.status!r} is not one of {', '.join(CHECKED)}")
+        if (self.status == "incident") != (self.run is not None):
+            raise ValueError("an incident, and only an incident, comes with the run it stopped")
+
+
 @dataclass(frozen=True)
 class TestResult:
     """One test cell of one graded notebook.

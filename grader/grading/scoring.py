@@ -14,7 +14,7 @@ import re
 from .kernel import CellRun
 from .nbjson import nbgrader_meta
 from .repair import Plan
-from .results import TestResult
+from .results import CheckVerdict, TestResult
 INCIDENT_STATUS = {"timeout": "timeout", "wall": "timeout", "stuck": "timeout", "memory": "memory",
                    "memory-error": "memory", "died": "error", "not-run": "error"}
 FAILURES = ("AssertionError", "CheckFailed")
@@ -26,8 +26,8 @@ def strip_ansi(text: str) -> str:
     return ANSI.sub("", text)
 
 
-def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: CellRun | None,
-               answer_id: str) -> TestResult:
+def score_test(cell, run: CellRun | None, verdict: CheckVerdict | None,
+               answer_run: CellRun | None, answer_id: str) -> TestResult:
     """Points, status and message of one test cell, from the checker's verdict."""
     meta = nbgrader_meta(cell)
     top = float(meta.get("points", 0) or 0)
@@ -36,15 +36,15 @@ def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: Cell
         message = run.detail if run is not None and run.detail else "This test did not run."
         status = INCIDENT_STATUS.get(run.status, "error") if run is not None else "error"
         return TestResult(grade_id, 0.0, top, status, message)
-    if verdict["status"] == "passed":
-        return TestResult(grade_id, top, top, "passed", verdict["message"])
-    if verdict["status"] == "incident":
-        incident = verdict["run"]
+    if verdict.status == "passed":
+        return TestResult(grade_id, top, top, "passed", verdict.message)
+    if verdict.status == "incident":
+        incident = verdict.run
         status, message = INCIDENT_STATUS.get(incident.status, "error"), incident.detail or incident.evalue
         if incident.status == "memory-error":
             message = f"{incident.detail}\nMemoryError: {strip_ansi(incident.evalue)}".rstrip(": ")
     else:
-        status, message = verdict["status"], verdict["message"]
+        status, message = verdict.status, verdict.message
         if MEMORY_IN_MESSAGE.search(message):
             status = "memory"
     if answer_run is not None and answer_run.status in INCIDENT_STATUS:
@@ -54,7 +54,7 @@ def score_test(cell, run: CellRun | None, verdict: dict | None, answer_run: Cell
     return TestResult(grade_id, 0.0, top, status, message)
 
 
-def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, dict]
+def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, CheckVerdict]
           ) -> tuple[list[TestResult], list[dict], list[str]]:
     """(tests, manually graded cells, incidents) for an executed plan and the checker's
     verdicts (by test grade_id)."""
