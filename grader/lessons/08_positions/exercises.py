@@ -117,8 +117,8 @@ ROPE_EXPONENT = exponent_messages("base")
 HALVES = ("you pair feature i with feature i + d/2, the first half of the features with the "
           "second half: the rotate-half convention of GPT-NeoX and of Llama in Hugging Face. "
           "This exercise uses RoFormer's pairs, neighbours: pair i is features 2i and 2i + 1. "
-          "(The notebook shows that the two conventions differ only in the order of the "
-          "features, but their numbers differ.)")
+          "(The notebook shows that the two conventions are the same up to the order of the "
+          "features; on the same input, though, they give different numbers.)")
 rotary = functools.partial(knob, ref._rope)
 register(Exercise(
     name="rope", reference=ref.rope, cases=rope_cases, arg_names=("x", "positions", "base"),
