@@ -24,7 +24,7 @@ def bad(*args, why: str, **kwargs) -> BadInput:
 def exponent_messages(base: str) -> dict[str, str]:
     """The diagnoses of a wrong exponent in ``theta_i = base^(-2i/d)``, in the words of an
     exercise whose base is ``base`` ("10000", or "base")."""
-    pair = "i is the number of the pair (0, 1, ..., d/2 - 1)"
+    pair = "i being the pair's number, 0 to d/2 - 1"
     return {
         "i/d": (f"your frequencies fall too slowly from one pair to the next: your exponent is "
                 f"i/d where it is 2i/d ({pair}). Across the pairs the exponent must run from 0 "
