@@ -3,8 +3,9 @@ mistake show itself: at least two feature pairs (a wrong frequency or the halves
 shows only from the second pair on), positions that do not start at 0 or go up by one,
 negative and large positions, another base, batch axes. A mistake is a core of
 ``reference.py`` with one knob set wrong; those that a relation names on its own are not
-catalogued (positions counted from 1 in the table: "moved one position"; the table's sines
-and cosines in two halves: "interleaved"; unscaled scores: "√d times the expected one")."""
+catalogued (tests/test_08_positions.py keeps them named): the table's sines and cosines in
+two halves ("interleaved"), unscaled scores ("√d times the expected one"), K.T on a batch
+("a fixed number of axes"), the queries' positions used for the keys ("substituted")."""
 from __future__ import annotations
 
 import functools
@@ -29,7 +30,7 @@ def exponent_messages(base: str) -> dict[str, str]:
         "i/d": (f"your frequencies fall too slowly from one pair to the next: your exponent is "
                 f"i/d where it is 2i/d ({pair}). Across the pairs the exponent must run from 0 "
                 f"to almost 1, so that the last pair turns almost {base} times slower than the "
-                f"first; yours stops near 1/2."),
+                f"first; yours only gets to about 1/2."),
         "4i/d": (f"your frequencies fall twice too fast: your exponent is 4i/d where it is 2i/d "
                  f"({pair}). That is what counting the 2 twice gives, for instance taking i to "
                  f"be the feature index 2i and then multiplying it by 2 again. Pair i sits in "
