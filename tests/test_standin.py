@@ -201,7 +201,7 @@ COMPOSITES = [(name, ex) for name, ex in sorted(load_all().items()) if ex.calls 
 def test_the_composites_are_the_lessons_functions_that_call_other_graded_ones():
     assert {name for name, _ in COMPOSITES} == {
         "scaled_dot_product_attention", "self_attention", "attention_by_hand",
-        "row_convention_attention", "attention_mask", "masked_attention"}
+        "row_convention_attention", "attention_mask", "masked_attention", "rope_scores"}
 
 
 @pytest.mark.parametrize("name, ex", COMPOSITES, ids=[n for n, _ in COMPOSITES])
