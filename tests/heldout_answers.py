@@ -121,6 +121,14 @@ from courseware.long_attention import (
 )
 """
 
+L08 = """\
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from courseware.positions import position_sizes, rope_inputs, rope_score_inputs
+"""
+
 # The learner's other graded functions, written right, for the composites that call them.
 
 SOFTMAX = """
@@ -475,6 +483,32 @@ class KVCache:
 DECODE_HEAD = """
 def decode_step(x_t, cache, W_q, W_k, W_v):
     x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+"""
+
+SINUSOID_HEAD = """
+def sinusoidal_positions(T, d):
+    T, d = position_sizes(T, d)
+"""
+
+ROPE_HEAD = """
+def rope(x, positions, base=10000.0):
+    x, positions, base = rope_inputs(x, positions, base)
+"""
+
+ROPE = ROPE_HEAD + """\
+    d = x.shape[-1]
+    freqs = base ** (-np.arange(0, d, 2) / d)
+    angles = np.outer(positions, freqs)
+    a, b = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = a * np.cos(angles) - b * np.sin(angles)
+    out[..., 1::2] = a * np.sin(angles) + b * np.cos(angles)
+    return out
+"""
+
+ROPE_SCORES_HEAD = """
+def rope_scores(Q, K, positions_q, positions_k, base=10000.0):
+    Q, K, positions_q, positions_k, base = rope_score_inputs(Q, K, positions_q, positions_k, base)
 """
 
 # The published worksheet's steps, as typed by a learner who got them right.
@@ -2431,6 +2465,284 @@ class KVCache:
     return out if x.ndim == 2 else out[0]
 """,
           (r"KVCache", r"fail|own check|does not pass|newest|order|revers")),
+    Wrong("08-sin-exponent-without-2", "sinusoidal_positions",
+          "divides by 10000^(i/d), with i the pair number, forgetting the 2 of 2i/d: the "
+          "pairs turn at the wrong speeds",
+          L08 + SINUSOID_HEAD + """\
+    i = np.arange(d // 2)
+    angles = np.arange(T)[:, None] / 10000 ** (i / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+""",
+          (r"exponent|frequenc|θ|theta|2i|2 ?\* ?i|speed|wavelength",)),
+    Wrong("08-sin-cos-own-exponent", "sinusoidal_positions",
+          "gives every feature j its own exponent j/d, so the cosine of pair i turns with "
+          "exponent (2i+1)/d instead of sharing its sine's angle",
+          L08 + SINUSOID_HEAD + """\
+    j = np.arange(d)
+    angles = np.arange(T)[:, None] / 10000 ** (j / d)     # [T, d]
+    pe = np.empty((T, d))
+    pe[:, 0::2] = np.sin(angles[:, 0::2])
+    pe[:, 1::2] = np.cos(angles[:, 1::2])
+    return pe
+""",
+          (r"cos",
+           r"same (angle|frequenc|speed)|shar|its sine|pair|2i ?\+ ?1|odd (features?|columns?)|"
+           r"exponent|frequenc")),
+    Wrong("08-sin-cos-swapped", "sinusoidal_positions",
+          "puts the cosines in the even features and the sines in the odd ones",
+          L08 + SINUSOID_HEAD + """\
+    t = np.arange(T)[:, None]
+    angles = t / 10000 ** (2 * np.arange(d // 2)[None, :] / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.cos(angles)
+    pe[:, 1::2] = np.sin(angles)
+    return pe
+""",
+          (r"sin", r"cos",
+           r"swap|exchang|other way|wrong (column|place|feature)|revers|the other|places?|"
+           r"order|even|odd")),
+    Wrong("08-sin-halves", "sinusoidal_positions",
+          "puts all the sines in the first half of the features and all the cosines in the "
+          "second half instead of interleaving them pair by pair",
+          L08 + SINUSOID_HEAD + """\
+    t = np.arange(T).reshape(-1, 1)
+    freq = 1.0 / 10000 ** (np.arange(0, d, 2) / d)
+    return np.concatenate([np.sin(t * freq), np.cos(t * freq)], axis=1)
+""",
+          (r"half|halves|concatenat|interleav|alternat|neighbou?r|adjacent|side by side|"
+           r"first d/2|block",)),
+    Wrong("08-sin-positions-from-1", "sinusoidal_positions",
+          "counts positions from 1 (np.arange(1, T + 1)), so row 0 is position 1",
+          L08 + SINUSOID_HEAD + """\
+    t = np.arange(1, T + 1)[:, None]
+    angles = t / 10000 ** (np.arange(0, d, 2)[None, :] / d)
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+""",
+          (r"from 1|at 1|off by one|off-by-one|position 0|row 0|from 0|shift|"
+           r"one (position|row)|count(s|ed|ing)? from",)),
+    Wrong("08-sin-integer-division", "sinusoidal_positions",
+          "writes the exponent as 2 * i // d, an integer division that is 0 for every pair, "
+          "so every pair turns at one radian per position",
+          L08 + SINUSOID_HEAD + """\
+    pos = np.arange(T)[:, None]
+    i = np.arange(d // 2)[None, :]
+    div = 10000 ** (2 * i // d)
+    pe = np.zeros((T, d))
+    pe[:, ::2] = np.sin(pos / div)
+    pe[:, 1::2] = np.cos(pos / div)
+    return pe
+""",
+          (r"integer|//|floor|truncat|round|same (speed|frequenc|angle|wave)|"
+           r"one (speed|frequenc)|every pair|all (the )?pairs|exponent",)),
+    Wrong("08-sin-multiplies-by-wavelength", "sinusoidal_positions",
+          "multiplies the position by 10000^(2i/d) instead of dividing by it, so the pairs "
+          "turn faster and faster instead of slower",
+          L08 + SINUSOID_HEAD + """\
+    t = np.arange(T)[:, None]
+    scale = 10000 ** (2 * np.arange(d // 2) / d)
+    angles = t * scale
+    pe = np.zeros((T, d))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+""",
+          (r"multipl|divid|inverse|reciprocal|negative|-2i|1 ?/|faster|too fast|upside|grow",)),
+    Wrong("08-rope-clockwise", "rope",
+          "turns each pair clockwise (the signs of the sines swapped: R(-φ), the transpose)",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    ang = positions[:, None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c + x2 * s
+    out[..., 1::2] = -x1 * s + x2 * c
+    return out
+""",
+          (r"clockwise|direction|sign|negative (angle|position)|-\s?(angle|φ|phi|θ)|opposite|"
+           r"revers|the other way|inverse|transpose of R|backwards",)),
+    Wrong("08-rope-halves", "rope",
+          "pairs feature i with feature i + d/2 (rotate_half, as GPT-NeoX and Llama do) "
+          "instead of neighbouring features 2i and 2i+1",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    h = d // 2
+    inv_freq = 1.0 / base ** (np.arange(0, d, 2) / d)
+    freqs = np.outer(positions, inv_freq)
+    cos = np.concatenate([np.cos(freqs)] * 2, axis=-1)
+    sin = np.concatenate([np.sin(freqs)] * 2, axis=-1)
+    rotated = np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+    return x * cos + rotated * sin
+""",
+          (r"half|halves|rotate_half|i ?\+ ?d ?/ ?2|neighbou?r|adjacent|interleav|NeoX|Llama|"
+           r"permut",)),
+    Wrong("08-rope-row-index", "rope",
+          "turns row t by its row number t (np.arange(T)) and ignores the positions it is given",
+          L08 + ROPE_HEAD + """\
+    T, d = x.shape[-2], x.shape[-1]
+    t = np.arange(T)
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angles = np.outer(t, theta)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * np.cos(angles) - odd * np.sin(angles)
+    out[..., 1::2] = even * np.sin(angles) + odd * np.cos(angles)
+    return out
+""",
+          (r"row (number|index)|index of (the|each) row|arange|0, ?1, ?2|0, ?1, ?\.\.\.|"
+           r"0 ?\.\. ?T|0 to T|instead of (the )?positions|ignor\w* (the )?positions|"
+           r"not (the |your )?(given )?positions|positions (you were |it was )?given|"
+           r"start(s|ing)? at 0|from 0",)),
+    Wrong("08-rope-in-place", "rope",
+          "writes the turned first features into x, then computes the second features from "
+          "those already-turned values (even is a view of x), and changes the caller's x",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    angle = positions[:, None] * theta
+    even, odd = x[..., 0::2], x[..., 1::2]
+    x[..., 0::2] = even * np.cos(angle) - odd * np.sin(angle)
+    x[..., 1::2] = even * np.sin(angle) + odd * np.cos(angle)
+    return x
+""",
+          (r"in place|in-place|overwr|modif|mutat|chang\w* (your|the|its) input|view|"
+           r"cop(y|ies)|already (turned|rotated|updated)",)),
+    Wrong("08-rope-no-batch-axes", "rope",
+          "slices the pairs with x[:, 0::2] instead of x[..., 0::2]: right for [T, d], but "
+          "with batch axes it slices the wrong axis",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    angles = positions[:, None] * theta[None, :]
+    out = np.zeros_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angles) - x[:, 1::2] * np.sin(angles)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angles) + x[:, 1::2] * np.cos(angles)
+    return out
+""",
+          (r"batch|leading ax|\.\.\.|ellipsis|last axis|3-?d|more than two|extra ax|"
+           r"x\[:, ?0::2\]|first axis|second axis|rows? axis",)),
+    Wrong("08-rope-base-hardcoded", "rope",
+          "writes 10000 into the frequencies instead of using the base argument",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    i = np.arange(d // 2)
+    theta = 10000.0 ** (-2 * i / d)
+    angles = positions[:, None] * theta
+    even, odd = x[..., ::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., ::2] = even * np.cos(angles) - odd * np.sin(angles)
+    out[..., 1::2] = even * np.sin(angles) + odd * np.cos(angles)
+    return out
+""",
+          (r"\bbase\b",
+           r"ignor|10000|10 ?000|hard[- ]?cod|default|not (use|pass)|unused|fixed|always")),
+    Wrong("08-rope-torch-float32", "rope",
+          "does the work in torch after .float(), so the angles at large positions and the "
+          "result are only float32-accurate, and a float64 input comes back float32",
+          L08 + ROPE_HEAD + """\
+    xt = torch.from_numpy(x).float()
+    d = xt.shape[-1]
+    theta = 1.0 / base ** (torch.arange(0, d, 2).float() / d)
+    angles = torch.from_numpy(positions)[:, None] * theta
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = xt[..., 0::2], xt[..., 1::2]
+    out = torch.empty_like(xt)
+    out[..., 0::2] = x1 * cos - x2 * sin
+    out[..., 1::2] = x1 * sin + x2 * cos
+    return out.numpy()
+""",
+          (r"float32|single|precision|dtype|float64|double|round",)),
+    Wrong("08-scores-positions_q-for-keys", "rope_scores",
+          "turns the keys by positions_q too, as if queries and keys always sat at the same "
+          "positions",
+          L08 + ROPE + ROPE_SCORES_HEAD + """\
+    q = rope(Q, positions_q, base)
+    k = rope(K, positions_q, base)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(Q.shape[-1])
+""",
+          (r"positions_k|key positions|positions of the keys|keys'? positions|"
+           r"positions_q (for|on|to) (K|the keys)",)),
+    Wrong("08-scores-scale-T_k", "rope_scores",
+          "divides the scores by √T_k, the number of keys, instead of √d",
+          L08 + ROPE + ROPE_SCORES_HEAD + """\
+    q = rope(Q, positions_q, base)
+    k = rope(K, positions_k, base)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(K.shape[-2])
+""",
+          (r"T_k|number of keys|sequence length|length|K\.shape\[-2\]|rows of K",
+           r"√|sqrt|scal|divid")),
+    Wrong("08-scores-base-not-passed", "rope_scores",
+          "calls rope without passing base on, so a base other than 10000 is ignored",
+          L08 + ROPE + ROPE_SCORES_HEAD + """\
+    q = rope(Q, positions_q)
+    k = rope(K, positions_k)
+    return q @ np.swapaxes(k, -1, -2) / np.sqrt(Q.shape[-1])
+""",
+          (r"\bbase\b",
+           r"pass|ignor|default|10 ?000|forw|not (use|give)|unused|dropp|drop")),
+    Wrong("08-scores-K-unturned-with-clockwise-rope", "rope_scores",
+          "turns only the queries and scores them against the unturned keys; the learner's "
+          "own rope also turns clockwise",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    ang = positions[:, None] * theta
+    c, s = np.cos(ang), np.sin(ang)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = x1 * c + x2 * s
+    out[..., 1::2] = -x1 * s + x2 * c
+    return out
+""" + ROPE_SCORES_HEAD + """\
+    d = Q.shape[-1]
+    return rope(Q, positions_q, base) @ np.swapaxes(K, -1, -2) / np.sqrt(d)
+""",
+          (r"(K|keys?)\b[^.]{0,40}(not|never|un)\w*\s(turned|rotated)|"
+           r"without (turning|rotating|rope)|only (Q|the quer)|unturned|unrotated|rope\(K|"
+           r"turn\w* (K|the keys)|rotat\w* (K|the keys)|"
+           r"positions_k\b[^.]{0,30}(no effect|ignor|unused|not used|never)",)),
+    Wrong("08-scores-dot-T-with-batchless-rope", "rope_scores",
+          "transposes the turned keys with .T, which reverses the batch axes too; the "
+          "learner's own rope slices x[:, 0::2] and breaks on batch axes as well",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-2 * np.arange(d // 2) / d)
+    angles = positions[:, None] * theta[None, :]
+    out = np.zeros_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angles) - x[:, 1::2] * np.sin(angles)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angles) + x[:, 1::2] * np.cos(angles)
+    return out
+""" + ROPE_SCORES_HEAD + """\
+    q = rope(Q, positions_q, base)
+    k = rope(K, positions_k, base)
+    return q @ k.T / np.sqrt(Q.shape[-1])
+""",
+          (r"\.T\b|transpos|swap|last two axes|batch axes|all (the )?axes|revers",)),
+    Wrong("08-scores-unscaled-with-slow-rope", "rope_scores",
+          "forgets to divide the scores by √d; the learner's own rope also uses the exponent "
+          "i/d instead of 2i/d",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = base ** (-np.arange(d // 2) / d)
+    angles = np.outer(positions, theta)
+    even, odd = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2] = even * np.cos(angles) - odd * np.sin(angles)
+    out[..., 1::2] = even * np.sin(angles) + odd * np.cos(angles)
+    return out
+""" + ROPE_SCORES_HEAD + """\
+    q = rope(Q, positions_q, base)
+    k = rope(K, positions_k, base)
+    return q @ np.swapaxes(k, -1, -2)
+""",
+          (r"√|sqrt|scal|divid",)),
 ]
 
 
@@ -2723,5 +3035,59 @@ class KVCache:
         out.append((w / w.sum()) @ V[:seen])
     out = np.array(out)
     return out[0] if x.ndim == 1 else out
+"""),
+    Right("08-sin-exp-log-stack", "sinusoidal_positions",
+          "frequencies as exp(-log(10000) 2i/d), and sin and cos stacked on a new last axis "
+          "then reshaped to interleave them",
+          L08 + SINUSOID_HEAD + """\
+    pos = np.arange(T, dtype=float)[:, None]
+    inv = np.exp(-np.log(10000.0) * np.arange(0, d, 2) / d)
+    ang = pos * inv
+    return np.stack([np.sin(ang), np.cos(ang)], axis=-1).reshape(T, d)
+"""),
+    Right("08-rope-complex", "rope",
+          "each pair as a complex number a + ib, multiplied by exp(i·angle)",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    freqs = base ** (-np.arange(0, d, 2) / d)
+    z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * np.outer(positions, freqs))
+    out = np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
+    return out.astype(x.dtype)
+"""),
+    Right("08-rope-einsum-matrices", "rope",
+          "builds a 2 × 2 rotation matrix per row and pair and applies them with one einsum",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    theta = np.power(base, -np.arange(d // 2) * 2.0 / d)
+    a = positions[:, None] * theta                                     # [T, d/2]
+    c, s = np.cos(a), np.sin(a)
+    R = np.stack([np.stack([c, -s], -1), np.stack([s, c], -1)], -2)    # [T, d/2, 2, 2]
+    pairs = x.reshape(*x.shape[:-1], d // 2, 2)
+    turned = np.einsum("tpij,...tpj->...tpi", R, pairs)
+    return turned.reshape(x.shape).astype(x.dtype, copy=False)
+"""),
+    Right("08-rope-halves-permuted", "rope",
+          "permutes the features so the pairs become halves, turns them with rotate_half as "
+          "the libraries do, and permutes back",
+          L08 + ROPE_HEAD + """\
+    d = x.shape[-1]
+    h = d // 2
+    perm = np.arange(d).reshape(h, 2).T.ravel()       # the first features of the pairs, then the second
+    xh = x[..., perm]
+    f = np.outer(positions, base ** (-np.arange(0, d, 2) / d))
+    cos = np.concatenate([np.cos(f), np.cos(f)], axis=-1)
+    sin = np.concatenate([np.sin(f), np.sin(f)], axis=-1)
+    rotated = np.concatenate([-xh[..., h:], xh[..., :h]], axis=-1)
+    out = np.empty_like(x)
+    out[..., perm] = xh * cos + rotated * sin
+    return out
+"""),
+    Right("08-scores-torch-matmul", "rope_scores",
+          "scores the turned queries and keys in torch and hands back a NumPy array",
+          L08 + ROPE + ROPE_SCORES_HEAD + """\
+    q = torch.from_numpy(rope(Q, positions_q, base))
+    k = torch.from_numpy(rope(K, positions_k, base))
+    S = torch.matmul(q, k.transpose(-1, -2)) / float(np.sqrt(Q.shape[-1]))
+    return S.numpy()
 """),
 ]

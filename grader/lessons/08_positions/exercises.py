@@ -195,8 +195,10 @@ def score_calls(Q, K, positions_q, positions_k, base=10000.0):
 
 
 def score_quantities(Q, K, *rest, **kwargs) -> dict[str, float]:
+    """T_k named before T_q: where the two are equal, a scale by √T is read as √T_k, as it
+    is on the cases where they differ."""
     d = np.shape(Q)[-1]
-    return {"√d": float(np.sqrt(d)), "d": d, "T_q": np.shape(Q)[-2], "T_k": np.shape(K)[-2]}
+    return {"√d": float(np.sqrt(d)), "d": d, "T_k": np.shape(K)[-2], "T_q": np.shape(Q)[-2]}
 
 
 scores = functools.partial(knob, ref._rope_scores)
