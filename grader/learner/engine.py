@@ -147,12 +147,13 @@ CONFIRMING = 2  # further failing cases a relation must also hold on, when there
 
 def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: list[Outcome],
               failing: int, diff: Difference) -> tuple[Relation | None, str]:
-    """The first relation that holds between the answer's result and the expected one on
-    the failing case and, in the same form (``Relation.key``), on 2 of the next 3 failing
-    cases (or all, if fewer); else, in order, the result as an argument reshaped, the
-    scores rescaled, an argument substituted, what the probes find, and what the cases
-    show side by side. For NaN or inf, also where the answer's code makes the first one
-    (the case run again with floating-point errors raised)."""
+    """What the answer's result is: an argument reshaped with no axis moved, if it is on
+    the first failing cases; else the first relation that holds between the result and
+    the expected one on the failing case and, in the same form (``Relation.key``), on 2
+    of the next 3 failing cases (or all, if fewer); else, in order, the scores rescaled,
+    an argument substituted, what the probes find, and what the cases show side by side.
+    For NaN or inf, also where the answer's code makes the first one (the case run again
+    with floating-point errors raised)."""
     order = _failing(exp, cmp, outcomes, failing)
     reshaped = [reshaped_input(exp.cases[i], outcomes[i].value, exp.expected[i].value)
                 for i in order[:CONFIRMING]]
