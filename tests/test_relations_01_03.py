@@ -7,11 +7,8 @@ import functools
 import numpy as np
 import pytest
 
+from dropped import diagnosis, named_by_relation
 from grader import lessons
-from grader.learner.checks import LocalSubject
-from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
-from sources import handed_over
 
 MATMUL = lessons.lesson_module("01_matmul_views", "reference")
 BY_HAND = lessons.lesson_module("03_attention_by_hand", "reference")
@@ -66,12 +63,6 @@ DROPPED = [
 @pytest.mark.parametrize("name, mistake, kind, phrase", DROPPED)
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, kind, phrase, hidden):
-    exp = lessons.expectations(name, hidden)
-    verdict = judge(exp, LocalSubject(mistake, exp.info.driver, name))
-    assert not verdict.passed
-    assert verdict.relation == kind, verdict.message
-    assert not verdict.mistake, f"diagnosed as the catalogued {verdict.mistake!r}"
-    assert phrase in verdict.message.split("Smallest input")[0], verdict.message  # the diagnosis
-    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
-    assert not handed_over(verdict.message, lessons.lesson_of(name)), verdict.message
+    verdict = named_by_relation(name, mistake, kind, hidden)
+    assert phrase in diagnosis(verdict), verdict.message
 

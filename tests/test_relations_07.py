@@ -5,11 +5,8 @@ catalogued diagnosis, the words that say what is wrong, and a short message that
 no solution code, on the visible and on the hidden cases."""
 import pytest
 
+from dropped import diagnosis, named_by_relation
 from grader import lessons
-from grader.learner.checks import LocalSubject
-from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
-from sources import handed_over
 
 ref = lessons.lesson_module("07_long_attention", "reference")
 exercises = lessons.lesson_module("07_long_attention", "exercises")
@@ -30,16 +27,18 @@ DROPPED = [
                          ids=[f"{n}:{m.__name__}" for n, m, _, _ in DROPPED])
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_a_dropped_mistake_is_named_by_its_relation(name, mistake, kind, words, hidden):
-    exp = lessons.expectations(name, hidden)
-    verdict = judge(exp, LocalSubject(mistake, exp.info.driver, name))
-    assert not verdict.passed
-    assert verdict.relation == kind and not verdict.mistake, verdict.message
-    assert words in verdict.message.split("Smallest input", 1)[0], verdict.message
-    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
-    assert not handed_over(verdict.message, lessons.lesson_of(name)), verdict.message
+    verdict = named_by_relation(name, mistake, kind, hidden)
+    assert words in diagnosis(verdict), verdict.message
 
 
 def test_no_dropped_mistake_is_still_catalogued():
     """A mistake named by a relation is tested here, not in the catalogue as well."""
     for name, mistake, _, _ in DROPPED:
         assert mistake.__name__ not in {m.impl.__name__ for m in lessons.get(name).misconceptions}
+
+
+def test_the_shared_judgement_fails_a_right_answer_and_a_wrong_relation():
+    with pytest.raises(AssertionError, match="a dropped mistake passed"):
+        named_by_relation("KVCache", ref.KVCache, "part", False)
+    with pytest.raises(AssertionError, match="relation 'part'"):
+        named_by_relation("KVCache", exercises.cache_with(keep="last"), "reshaped", False)

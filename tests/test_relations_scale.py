@@ -7,11 +7,10 @@ Each mistake is the lesson's reference with one knob set wrong, as it was when i
 catalogued."""
 import pytest
 
+from dropped import diagnosis, named_by_relation
 from grader import lessons
 from grader.learner.checks import LocalSubject
 from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
-from sources import handed_over
 
 R02 = lessons.lesson_module("02_dot_product_attention", "reference")
 R04 = lessons.lesson_module("04_masking", "reference")
@@ -50,15 +49,9 @@ DROPPED = [
                          [pytest.param(*d, id=f"{d[0]}:{d[1]}") for d in DROPPED])
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_a_wrong_scale_is_named_by_the_factor_it_amounts_to(name, mistake, answer, phrase, hidden):
-    exp = lessons.expectations(name, hidden)
-    verdict = judge(exp, LocalSubject(answer, exp.info.driver, name))
-    assert not verdict.passed
-    assert verdict.relation == "scaled scores", f"{mistake}: {verdict.relation!r}\n{verdict.message}"
-    assert not verdict.mistake, f"{mistake!r} was taken for {verdict.mistake!r}"
-    diagnosis = verdict.message.split("Smallest input")[0]
-    assert "with the scores multiplied by" in diagnosis and phrase in diagnosis, verdict.message
-    assert len(verdict.message.splitlines()) < MESSAGE_LINES, verdict.message
-    assert not handed_over(verdict.message, lessons.lesson_of(name))
+    verdict = named_by_relation(name, answer, "scaled scores", hidden)
+    said = diagnosis(verdict)
+    assert "with the scores multiplied by" in said and phrase in said, f"{mistake}: {verdict.message}"
 
 
 def test_the_right_scale_and_another_mistake_are_not_taken_for_a_scale():
