@@ -15,7 +15,7 @@ import dataclasses
 from pathlib import Path
 
 from grader import lessons
-from grader.learner.checks import LocalSubject
+from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
 
 
@@ -42,7 +42,7 @@ def main() -> None:
             print(f"== {lesson} {name}")
             for mis in ex.misconceptions:
                 answer = mis.impl if mis.sample is None else mis.sample
-                verdict = judge(exp, LocalSubject(answer, exp.info.driver, name))
+                verdict = judge(exp, LocalSubject(answer, exp.info.driver, name), expectations_of=find_expectations)
                 total += 1
                 named += bool(verdict.relation)
                 print(f"  {mis.name[:34]:<34} {verdict.relation or '-':<10} "

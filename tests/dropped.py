@@ -2,7 +2,7 @@
 the mistake, fed in as the answer, fails; it is named by the relation expected and by no
 catalogued mistake; its message is short and hands over no solution code."""
 from grader import lessons
-from grader.learner.checks import LocalSubject
+from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
 from grader.learner.messages import MESSAGE_LINES
 from sources import handed_over
@@ -12,7 +12,7 @@ def named_by_relation(name: str, answer, kind: str, hidden: bool):
     """The verdict on ``answer`` for the exercise ``name``, after checking that ``kind``
     names it as above; the caller checks the words of its diagnosis."""
     exp = lessons.expectations(name, hidden)
-    verdict = judge(exp, LocalSubject(answer, exp.info.driver, name))
+    verdict = judge(exp, LocalSubject(answer, exp.info.driver, name), expectations_of=find_expectations)
     assert not verdict.passed, f"{name}: a dropped mistake passed"
     assert verdict.relation == kind, f"relation {verdict.relation!r}\n{verdict.message}"
     assert not verdict.mistake, f"taken for the catalogued {verdict.mistake!r}\n{verdict.message}"

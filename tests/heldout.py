@@ -78,11 +78,12 @@ def load(answer: Wrong | Right):
 def judge(answer: Wrong | Right):
     """The check's verdict on ``answer`` (visible cases, live reference)."""
     from grader import lessons
-    from grader.learner.checks import LocalSubject
+    from grader.learner.checks import LocalSubject, find_expectations
     from grader.learner.engine import judge as engine_judge
 
     exp = lessons.expectations(answer.exercise, False)
-    return engine_judge(exp, LocalSubject(load(answer), exp.info.driver, answer.exercise))
+    return engine_judge(exp, LocalSubject(load(answer), exp.info.driver, answer.exercise),
+                        expectations_of=find_expectations)
 
 
 def measure(answer: Wrong | Right) -> Result:

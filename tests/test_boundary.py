@@ -117,3 +117,28 @@ def test_the_boundary_check_sees_a_forbidden_import(tmp_path):
     targets = [t for t, _ in imports_of("grader.learner.m", fake)]
     assert "grader.reference" in targets and not learner_side("grader.reference")
     assert _cycles({"a": ["b"], "b": ["c"], "c": ["a"], "d": ["a"]}) == [["a", "b", "c"]]
+
+
+# Control flows one way (the engine judges; a subject only runs and reads the answer).
+ONE_WAY = {"grader.grading.bridge": ("grader.learner.engine", "grader.lessons")}
+
+
+def calls_back(name: str, path: Path) -> list[str]:
+    """The imports of ``name`` that would let a subject judge, or reach the expectations,
+    itself: what ``ONE_WAY`` forbids it."""
+    forbidden = ONE_WAY[name]
+    return [f"line {line}: {target}" for target, line in imports_of(name, path)
+            if any(target == f or target.startswith(f + ".") for f in forbidden)]
+
+
+@pytest.mark.parametrize("name", sorted(ONE_WAY))
+def test_a_subject_never_judges_nor_reaches_the_expectations(name):
+    assert not calls_back(name, MODULES[name]), f"{name} calls back: {calls_back(name, MODULES[name])}"
+
+
+def test_the_one_way_check_sees_a_subject_that_judges(tmp_path):
+    fake = tmp_path / "bridge.py"
+    fake.write_text("def helper_passes(name):\n    from ..learner.engine import judge\n"
+                    "    from ..lessons import expectations\n    return judge(expectations(name), name)\n")
+    found = calls_back("grader.grading.bridge", fake)
+    assert len(found) == 2 and "grader.learner.engine" in found[0] and "grader.lessons" in found[1]

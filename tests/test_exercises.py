@@ -15,7 +15,7 @@ import pytest
 
 from grader import lessons
 from grader.learner import agent, recording
-from grader.learner.checks import LocalSubject
+from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
 from grader.learner.messages import MESSAGE_LINES
 from grader.recording_compare import file_differences
@@ -48,7 +48,7 @@ def test_every_lesson_imports(lesson):
 
 def live(name, answer, hidden=False):
     exp = lessons.expectations(name, hidden)
-    return judge(exp, LocalSubject(answer, exp.info.driver, name))
+    return judge(exp, LocalSubject(answer, exp.info.driver, name), expectations_of=find_expectations)
 
 
 
@@ -150,7 +150,7 @@ def test_recorded_and_live_give_the_same_verdicts(lesson, path):
         ex = EXERCISES[name]
         for answer in [ex.reference, *(answer_of(m) for m in ex.misconceptions)]:
             subject = LocalSubject(answer, ex.driver, name)
-            a, b = judge(recorded, subject), live(name, answer)
+            a, b = judge(recorded, subject, expectations_of=find_expectations), live(name, answer)
             assert a.passed == b.passed, name
             found = message_difference(a.message, b.message)
             assert found is None, f"{name}: {found}"

@@ -452,7 +452,7 @@ def _engine_verdict(exercise: str, error: ErrorInfo) -> str:
         def scan(self, rules):
             return [], set()
 
-        def helper_passes(self, name):
+        def helper(self, name, exp):
             return None
 
         def run(self, cases):

@@ -9,7 +9,7 @@ import torch
 
 from grader import lessons
 from grader.learner.cases import Case, ErrorInfo, ExerciseInfo, Expectations, Outcome
-from grader.learner.checks import LocalSubject
+from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.compare import FLOAT32, FLOAT64
 from grader.learner.engine import judge
 from grader.learner.messages import MESSAGE_LINES
@@ -133,7 +133,7 @@ def live(name, source):
     space = {}
     exec(compile("import numpy as np\n" + source, f"<{name}>", "exec"), space)
     exp = lessons.expectations(name, False)
-    return judge(exp, LocalSubject(space[name], exp.info.driver, name))
+    return judge(exp, LocalSubject(space[name], exp.info.driver, name), expectations_of=find_expectations)
 
 
 def test_scores_multiplied_by_the_scale_are_told_so_in_a_short_message():
@@ -156,7 +156,7 @@ def test_a_nan_names_the_line_of_the_learners_code_that_makes_it():
     want = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
     exp = Expectations(ExerciseInfo("weights", ("x",)), False, [Case((x,))], [Outcome(want)], [])
     with np.errstate(all="ignore"):
-        verdict = judge(exp, LocalSubject(space["weights"], exp.info.driver, "weights"))
+        verdict = judge(exp, LocalSubject(space["weights"], exp.info.driver, "weights"), expectations_of=find_expectations)
     assert verdict.relation == "nan", verdict.message
     assert "The first one is made here (overflow encountered in exp):\n  at line 3 of your code" \
         in verdict.message
@@ -181,7 +181,7 @@ def test_a_case_note_never_decides_the_diagnosis():
         def problem(self): return ""
         def run(self, cases): return [Outcome(np.arange(3.0) + np.array([0.0, 0.0, 5.0]))]
         def scan(self, rules): return [], set()
-        def helper_passes(self, name): return None
+        def helper(self, name, exp): return None
 
     verdict = judge(exp, Shifted())
     assert "overflow" not in verdict.message and "small numbers" not in verdict.message
@@ -193,11 +193,19 @@ def test_the_helper_of_a_mismatch_is_read_from_data_not_from_its_message():
     exp = Expectations(info, False, [case], [Outcome(np.ones(2))], [],
                        [{"softmax": {"params": ["x"], "salt": "", "entries": [], "calls": []}}])
 
+    helper_exp = Expectations(ExerciseInfo("softmax", ("x",)), False, [case], [Outcome(np.ones(2))], [])
+
+    class WrongHelper:  # the learner's softmax, which fails its own check
+        def problem(self): return ""
+        def scan(self, rules): return [], set()
+        def helper(self, name, exp): return None
+        def run(self, cases): return [Outcome(np.zeros(2)) for _ in cases]
+
     class Composite:
         def __init__(self): self.runs = 0
         def problem(self): return ""
         def scan(self, rules): return [], set()
-        def helper_passes(self, name): return False
+        def helper(self, name, exp): return WrongHelper()
 
         def run(self, cases):
             self.runs += 1
@@ -206,7 +214,7 @@ def test_the_helper_of_a_mismatch_is_read_from_data_not_from_its_message():
             # The message starts with another name and a "(": only the field names it.
             return [Outcome(error=ErrorInfo(MISMATCH, "decoy(array 2) is called", "", "softmax"))]
 
-    verdict = judge(exp, Composite())
+    verdict = judge(exp, Composite(), expectations_of=lambda name: helper_exp)
     assert "gives softmax an input" in verdict.message and "gives decoy" not in verdict.message
     assert verdict.raised_by == "softmax" and verdict.stood_in == ("softmax",)
 
@@ -215,7 +223,7 @@ def test_the_helper_of_a_mismatch_is_read_from_data_not_from_its_message():
 def test_a_right_answer_gets_no_relation(name):
     ref = lessons.get(name).reference
     exp = lessons.expectations(name, False)
-    verdict = judge(exp, LocalSubject(ref, exp.info.driver, name))
+    verdict = judge(exp, LocalSubject(ref, exp.info.driver, name), expectations_of=find_expectations)
     assert verdict.passed and verdict.relation == "" and verdict.mistake == ""
 
 

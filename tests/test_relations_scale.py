@@ -9,7 +9,7 @@ import pytest
 
 from dropped import diagnosis, named_by_relation
 from grader import lessons
-from grader.learner.checks import LocalSubject
+from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
 
 R02 = lessons.lesson_module("02_dot_product_attention", "reference")
@@ -58,8 +58,8 @@ def test_the_right_scale_and_another_mistake_are_not_taken_for_a_scale():
     for name in ("scaled_dot_product_attention", "attention_one_pass"):
         exp = lessons.expectations(name, False)
         ref = lessons.get(name).reference
-        assert judge(exp, LocalSubject(ref, exp.info.driver, name)).passed
+        assert judge(exp, LocalSubject(ref, exp.info.driver, name), expectations_of=find_expectations).passed
     exp = lessons.expectations("scaled_dot_product_attention", False)
     wrong = knob(R02._attention, values_transposed=True)
-    verdict = judge(exp, LocalSubject(wrong, exp.info.driver, "scaled_dot_product_attention"))
+    verdict = judge(exp, LocalSubject(wrong, exp.info.driver, "scaled_dot_product_attention"), expectations_of=find_expectations)
     assert not verdict.passed and verdict.relation != "scaled scores"

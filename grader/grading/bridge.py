@@ -115,7 +115,7 @@ class RemoteSubject:
         self.prefetch = [c for c in prefetch if not measured(c)]
         self._probe: dict | None = None
         self._outcomes: dict[str, Outcome] = {}
-        self._helpers: dict[str, bool | None] = {}  # helper -> passes its own check
+        self._helpers: dict[str, RemoteSubject | None] = {}  # the learner's graded parts it runs
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
         head = json.dumps({"target": self.target, "driver": self.driver,
@@ -171,18 +171,13 @@ class RemoteSubject:
                     seen.add(tuple(item))
         return findings, used  # a required name is the source's word only, never the kernel's
 
-    def helper_passes(self, name: str) -> bool | None:
-        """Judged here, like any check: the learner's ``name`` in their kernel against
-        the live reference's visible cases (None: the kernel has no ``name``)."""
-        from ..learner.engine import judge
-        from ..lessons import expectations
-
+    def helper(self, name: str, exp) -> RemoteSubject | None:
+        """The learner's ``name`` in the same kernel, to be judged against ``exp`` (None:
+        the kernel has no ``name``). The engine judges it; nothing here does."""
         if name not in self._helpers:
-            exp = expectations(name, False)
             wanted = exp.cases + [b.case for b in exp.info.bad_inputs]
             helper = RemoteSubject(self.session, name, exp.info, self.scope, wanted, self.trees)
-            self._helpers[name] = None if "missing" in helper.probe() else \
-                judge(exp, helper, stand_ins=False).passed
+            self._helpers[name] = None if "missing" in helper.probe() else helper
         return self._helpers[name]
 
     def _measure(self, case: Case) -> Outcome:

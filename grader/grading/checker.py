@@ -47,6 +47,14 @@ def source_tests(source: dict) -> dict[str, list[CheckCall]]:
     return tests
 
 
+def _visible(name: str):
+    """A graded part's visible expectations from the live reference: how the engine
+    judges the learner's helpers that a composite runs."""
+    from ..lessons import expectations
+
+    return expectations(name, False)
+
+
 def verdicts_for(call: CheckCall):
     """The expectations a check call is judged against: the visible ones and their
     twins, or the hidden ones."""
@@ -136,7 +144,7 @@ class Checker:
         subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted, trees)
         first = None
         for exp, twin in judged:
-            verdict = judge(exp, subject)
+            verdict = judge(exp, subject, expectations_of=_visible)
             if not verdict.passed:
                 message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
                     else verdict.message

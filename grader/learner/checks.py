@@ -49,20 +49,11 @@ class LocalSubject:
 
         return scan(self.answer, rules)
 
-    def helper_passes(self, name: str) -> bool | None:
+    def helper(self, name: str, exp) -> LocalSubject | None:
         from .agent import namespace_of
 
         helper = namespace_of(self.answer).get(name)
-        if helper is None:
-            return None
-        if not callable(helper):
-            return False
-        try:
-            exp = find_expectations(name)
-            found = judge(exp, LocalSubject(helper, exp.info.driver, name), stand_ins=False)
-        except Exception:  # noqa: BLE001 (no recording of the helper: it cannot be vouched for)
-            return False
-        return found.passed
+        return None if helper is None else LocalSubject(helper, exp.info.driver, name)
 
 
 _PROVIDER = None
@@ -108,7 +99,7 @@ def verdict(name: str, answer, *, hidden: bool = False) -> Verdict | None:
     exp = find_expectations(name, hidden)
     if exp is None:
         return None
-    return judge(exp, LocalSubject(answer, exp.info.driver, name))
+    return judge(exp, LocalSubject(answer, exp.info.driver, name), expectations_of=find_expectations)
 
 
 def check(name: str, answer, *, hidden: bool = False) -> None:

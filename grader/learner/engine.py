@@ -22,7 +22,7 @@ the same message in a notebook, in the kit and in the grader.
 from __future__ import annotations
 
 import dataclasses
-from typing import Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -51,9 +51,43 @@ class Subject(Protocol):
     def scan(self, rules) -> tuple[list[Finding], set[str]]:
         """Forbidden uses in the answer's code, and the required names it uses."""
 
+    def helper(self, name: str, exp: Expectations) -> "Subject | None":
+        """The learner's graded part ``name`` (a helper this answer runs), as a subject to
+        judge against ``exp``, its own expectations; None if the learner has no ``name``.
+        The engine judges it (:func:`judge` with ``expectations_of``): a subject never
+        judges anything itself."""
+
+
+class _Helpers:
+    """``subject``, with the learner's graded parts it runs judged here, each once, against
+    the expectations ``expectations_of`` gives: the one door through which a lesson's
+    expectations reach the engine (the recording in a notebook, the live reference at
+    grading). Without a door, no helper can be vouched for (None)."""
+
+    def __init__(self, subject: Subject, expectations_of: Callable[[str], Expectations] | None):
+        self.subject, self.expectations_of, self.memo = subject, expectations_of, {}
+
+    def __getattr__(self, attr):
+        return getattr(self.subject, attr)
+
     def helper_passes(self, name: str) -> bool | None:
-        """Whether the learner's graded helper ``name`` passes its own (visible) check as
-        it is, its own helpers never set aside; None if the learner has no ``name``."""
+        """Whether the learner's ``name`` passes its own visible check as it is, its own
+        helpers never set aside; None if the learner has no ``name``."""
+        if name not in self.memo:
+            self.memo[name] = self._judged(name)
+        return self.memo[name]
+
+    def _judged(self, name: str) -> bool | None:
+        if self.expectations_of is None:
+            return None
+        try:
+            exp = self.expectations_of(name)
+        except Exception:  # noqa: BLE001 (no expectations for the helper: it cannot be vouched for)
+            return False
+        helper = self.subject.helper(name, exp)
+        if helper is None:
+            return None
+        return judge(exp, helper, expectations_of=self.expectations_of, stand_ins=False).passed
 
 
 # ----------------------------------------------------------------------------- diagnosis
@@ -342,11 +376,18 @@ def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> 
 
 # ----------------------------------------------------------------------------- the verdict
 
-def judge(exp: Expectations, subject: Subject, *, stand_ins: bool = True) -> Verdict:
-    """The verdict on ``subject`` for the exercise ``exp`` describes. With ``stand_ins``
-    False, a failing helper is never set aside: whether the answer works as it is, which
-    is what a composite calling it needs (``Subject.helper_passes``)."""
+def judge(exp: Expectations, subject: Subject, *,
+          expectations_of: Callable[[str], Expectations] | None = None,
+          stand_ins: bool = True) -> Verdict:
+    """The verdict on ``subject`` for the exercise ``exp`` describes.
+
+    ``expectations_of(name)`` gives the visible expectations of another graded part, so
+    that the learner's helpers this answer runs are judged here too (:class:`_Helpers`):
+    set aside when they fail, and named. With ``stand_ins`` False, a failing helper is
+    never set aside: whether the answer works as it is, which is what a composite calling
+    it needs."""
     info = exp.info
+    subject = subject if isinstance(subject, _Helpers) else _Helpers(subject, expectations_of)
     if info.driver.get("kind") == "value":
         from .typed import judge_value
 
