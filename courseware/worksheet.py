@@ -24,16 +24,13 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.learner.typed import (
-    NotFilledIn,
-    SealedKey,
-    StepReview,
-    Unreadable,
-    read_matrix,
-    review_step,
-    same,
-    seal_key,
-)
+from grader.learner.plugins import lesson_part
+
+_typed = lesson_part("03_attention_by_hand")  # typed answers: the lesson's learner.py
+NotFilledIn, SealedKey, StepReview, Unreadable = (_typed.NotFilledIn, _typed.SealedKey,
+                                                  _typed.StepReview, _typed.Unreadable)
+read_matrix, review_step, same, seal_key = (_typed.read_matrix, _typed.review_step,
+                                            _typed.same, _typed.seal_key)
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 PAGE = (11.69, 8.27)  # A4 landscape, inches

@@ -3,14 +3,16 @@
 The kit is the learner's side of the course and nothing else:
 
 * ``notebooks/``: the released notebooks, each with its recorded checks;
-* ``grader/``: the learner's side of the package (``grader/__init__.py`` and
-  ``grader/learner/``), with a command line that only runs notebooks;
+* ``grader/``: the learner's side of the package (``grader/__init__.py``,
+  ``grader/learner/`` and each lesson folder's ``learner.py``, the kinds of driver,
+  comparison and fixture that lesson adds: ``grader.learner.plugins``), with a command
+  line that only runs notebooks;
 * ``courseware/`` and ``assets/`` (without the worksheet's answer key);
 * a student README, a ``Makefile`` whose ``make lab`` sets everything up, the pinned
   ``constraints.txt`` and a ``pyproject.toml`` that installs the two packages.
 
 It holds no ``solutions/``, no reference implementation, no catalogued mistake's
-implementation, no hidden case or seed: none of ``grader/lessons``, ``grader/reference``,
+implementation, no hidden case or seed: nothing of ``grader/lessons`` but each ``learner.py``, none of ``grader/reference``,
 release, kit or grading is copied. ``tests/test_kit.py`` searches a built kit for every
 line of the solutions, references and mistakes, and runs its notebooks.
 
@@ -33,6 +35,7 @@ TEMPLATES = Path(__file__).with_name("kit_files")
 CHECKOUT = Path(__file__).resolve().parents[1]
 MANIFEST = "KIT.json"
 LEARNER_PACKAGE = ("grader/__init__.py", "grader/learner")
+LESSON_PARTS = "grader/lessons/*/learner.py"  # the learner's side of each lesson folder
 COURSEWARE = "courseware"
 # Answer keys are the instructor's: the worksheet's key answers lesson 03's WORKSHEET.
 NOT_FOR_STUDENTS = ("worksheet_key.*",)
@@ -49,6 +52,12 @@ def _python_files(top: Path) -> list[Path]:
     return sorted(p for p in top.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+def learner_files() -> list[Path]:
+    """Every module of the learner's side of the package, in this checkout."""
+    found = [p for part in LEARNER_PACKAGE for p in _python_files(CHECKOUT / part)]
+    return found + sorted(CHECKOUT.glob(LESSON_PARTS))
+
+
 def kit_files(root: Path) -> dict[str, Path | str]:
     """Every file of the kit: its path in the kit -> the file it is copied from (a Path)
     or its content (a str). The packages come from this checkout (the code that runs);
@@ -58,8 +67,8 @@ def kit_files(root: Path) -> dict[str, Path | str]:
         found = _python_files(CHECKOUT / part) if (CHECKOUT / part).exists() else []
         if not found:
             raise KitError(f"{CHECKOUT / part} is missing: the learner's side of the package")
-        for path in found:
-            files[path.relative_to(CHECKOUT).as_posix()] = path
+    for path in [*learner_files(), *_python_files(CHECKOUT / COURSEWARE)]:
+        files[path.relative_to(CHECKOUT).as_posix()] = path
     files["grader/__main__.py"] = TEMPLATES / "__main__.py"
     for path in sorted((root / "assets").glob("*")):
         if path.is_file() and not any(fnmatch.fnmatch(path.name, p) for p in NOT_FOR_STUDENTS):
@@ -104,8 +113,7 @@ def reference_files() -> dict[str, Path]:
     """The instructor's side of the package (references, lessons with their cases and
     mistakes, the trusted checker and the grading pipeline): every module of ``grader/``
     that the kit does not ship."""
-    shipped = {rel for part in LEARNER_PACKAGE for rel in
-               (p.relative_to(CHECKOUT).as_posix() for p in _python_files(CHECKOUT / part))}
+    shipped = {p.relative_to(CHECKOUT).as_posix() for p in learner_files()}
     return {rel: path for path in _python_files(CHECKOUT / "grader")
             if (rel := path.relative_to(CHECKOUT).as_posix()) not in shipped}
 

@@ -268,7 +268,7 @@ def test_a_check_in_a_kernel_without_torch_does_not_import_it():
         "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
         "    return e / e.sum(axis=axis, keepdims=True)\n"
         "check('softmax', softmax)\n"
-        "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('grader.lessons')))\n"
+        "print(sorted(m for m in sys.modules if m == 'torch' or (m.startswith('grader.lessons.') and m.count('.') >= 3 and not m.endswith('.learner')) or m.startswith('grader.reference')))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr

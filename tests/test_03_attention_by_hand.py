@@ -28,9 +28,11 @@ from courseware.worksheet import (HAND_LIMITS, STEPS, W_K, W_Q, W_V, X, new_work
                                   published_worksheet)
 from grader import CheckFailed, check
 from grader import reference as ref
-from grader.learner.typed import read_matrix
+from grader.learner.plugins import lesson_part
 from grader.learner.validation import as_fractions
 from sources import handed_over
+
+read_matrix = lesson_part("03_attention_by_hand").read_matrix
 
 LESSON = "grader.lessons.03_attention_by_hand"
 answer_key = importlib.import_module(f"{LESSON}.reference").answer_key
@@ -687,12 +689,15 @@ def test_the_learners_command_line_writes_no_answer_key(tmp_path):
 
 
 def test_the_learners_side_holds_no_answer():
-    """courseware.worksheet imports only the learner's side, and computes no key itself."""
+    """courseware.worksheet imports only the learner's side (the lesson's learner.py, and
+    in this checkout the packages above it, which import no answer), and computes no key
+    itself."""
     code = ("import sys, courseware.worksheet\n"
             "print(sorted(m for m in sys.modules if m.startswith(('grader.lessons', 'grader.reference'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]", out.stdout
+    part = "grader.lessons.03_attention_by_hand"
+    assert out.stdout.strip() == str(["grader.lessons", part, f"{part}.learner"]), out.stdout
     assert not hasattr(published_worksheet(), "key")
 
 
@@ -762,7 +767,7 @@ def test_the_answer_key_is_the_learners_function_on_the_given_matrices():
 
 
 def test_the_guide_says_what_each_entry_is_made_of_without_holding_the_key():
-    from grader.learner.typed import story
+    story = lesson_part("03_attention_by_hand").story
 
     notes = sheet.guide(published_worksheet())
     assert list(notes) == list(STEPS)

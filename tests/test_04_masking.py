@@ -21,8 +21,11 @@ from hypothesis.extra.numpy import arrays
 
 from grader import CheckFailed, check
 from grader import reference as ref
-from grader.learner import fixtures
+from grader.learner.fixtures import build
+from grader.learner.plugins import lesson_part
 from sources import handed_over
+
+LEARNER_SIDE = lesson_part("04_masking")  # the lesson's own fixtures and comparison
 
 
 def failure(name, fn, hidden=False) -> str:
@@ -204,7 +207,7 @@ def test_own_helper_called_softmax_is_fine(capsys):
 
 def test_to_mha_check_runs_torch_multihead_attention(monkeypatch, capsys):
     calls = {"masked": 0, "alone": 0}
-    masked, alone = fixtures.mha_with_mask, fixtures.mha_on_real_tokens
+    masked, alone = LEARNER_SIDE.mha_with_mask, LEARNER_SIDE.mha_on_real_tokens
 
     def spy_masked(*args):
         calls["masked"] += 1
@@ -214,8 +217,8 @@ def test_to_mha_check_runs_torch_multihead_attention(monkeypatch, capsys):
         calls["alone"] += 1
         return alone(*args)
 
-    monkeypatch.setattr(fixtures, "mha_with_mask", spy_masked)
-    monkeypatch.setattr(fixtures, "mha_on_real_tokens", spy_alone)
+    monkeypatch.setattr(LEARNER_SIDE, "mha_with_mask", spy_masked)
+    monkeypatch.setattr(LEARNER_SIDE, "mha_on_real_tokens", spy_alone)
     check("to_mha_key_padding_mask", mha_mask_with_torch_ops)
     assert "✓" in capsys.readouterr().out
     assert calls["masked"] >= 5 and calls["alone"] >= 5
@@ -224,12 +227,12 @@ def test_to_mha_check_runs_torch_multihead_attention(monkeypatch, capsys):
 def test_torch_judges_behaviour_not_the_hand_written_mask(monkeypatch):
     """If torch's truth is replaced by attention that sees the padding, the reference mask
     itself fails: the verdict comes from torch, not from comparing two boolean tensors."""
-    with_mask = fixtures.mha_with_mask
+    with_mask = LEARNER_SIDE.mha_with_mask
 
     def sees_everything(lengths, T):
         return with_mask(lengths, T, None)
 
-    monkeypatch.setattr(fixtures, "mha_on_real_tokens", sees_everything)
+    monkeypatch.setattr(LEARNER_SIDE, "mha_on_real_tokens", sees_everything)
     message = failure("to_mha_key_padding_mask", ref.to_mha_key_padding_mask)
     assert "nn.MultiheadAttention" in message
 
@@ -338,13 +341,13 @@ def attention_masked_after_softmax(Q, K, V, mask=None):
     return weights @ V, weights
 
 
-@pytest.mark.parametrize("kind", sorted(fixtures.ATTENDS))
+@pytest.mark.parametrize("kind", sorted(LEARNER_SIDE.ATTENDS))
 def test_each_attend_fixture_is_as_causal_as_its_description_says(kind):
     """is_causal's cases hand over functions built from torch's own attention: each must be
     causal exactly when its description says so (from T = 3 on: with fewer tokens some
     leaks have nowhere to come from), whatever the seed."""
-    attend = fixtures.build(fixtures.attend_fixture(kind))
-    causal = fixtures.ATTENDS[kind][1]
+    attend = build(LEARNER_SIDE.attend_fixture(kind))
+    causal = LEARNER_SIDE.ATTENDS[kind][1]
     for T, d, seed in [(3, 2, 0), (4, 1, 5), (6, 3, 11)]:
         assert ref.is_causal(attend, T, d, seed) is causal, (T, d, seed)
     X = np.random.default_rng(0).normal(size=(5, 3))
@@ -354,17 +357,17 @@ def test_each_attend_fixture_is_as_causal_as_its_description_says(kind):
 def test_attend_fixtures_are_torch_attention():
     X = np.random.default_rng(1).normal(size=(5, 3))
     x = torch.from_numpy(X)[None]
-    build = lambda kind: fixtures.build(fixtures.attend_fixture(kind))  # noqa: E731
-    np.testing.assert_allclose(build("causal")(X), F.scaled_dot_product_attention(
+    made = lambda kind: build(LEARNER_SIDE.attend_fixture(kind))  # noqa: E731
+    np.testing.assert_allclose(made("causal")(X), F.scaled_dot_product_attention(
         x, x, x, is_causal=True)[0].numpy(), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(build("causal -1e9")(X), build("causal")(X), rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(build("full")(X), F.scaled_dot_product_attention(x, x, x)[0].numpy(),
+    np.testing.assert_allclose(made("causal -1e9")(X), made("causal")(X), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(made("full")(X), F.scaled_dot_product_attention(x, x, x)[0].numpy(),
                                rtol=1e-12, atol=1e-12)
-    no_diagonal = build("no diagonal")(X)
+    no_diagonal = made("no diagonal")(X)
     assert np.all(no_diagonal[0] == 0) and not np.isnan(no_diagonal).any()
     np.testing.assert_allclose(no_diagonal[1], X[0], rtol=1e-12)   # token 1 sees token 0 only
     with pytest.raises(ValueError, match="shape"):
-        build("causal")(X[0])
+        made("causal")(X[0])
 
 
 RECORDED_ONLY = """
@@ -393,7 +396,7 @@ def to_mha_key_padding_mask(lengths, T):
     return torch.from_numpy(np.arange(T)[None, :] >= lengths[:, None])
 check("is_causal", is_causal)
 check("to_mha_key_padding_mask", to_mha_key_padding_mask)
-print(sorted(m for m in sys.modules if m.startswith("grader.lessons") or m == "grader.reference"))
+print(sorted(m for m in sys.modules if (m.startswith('grader.lessons.') and m.count('.') >= 3 and not m.endswith('.learner')) or m.startswith('grader.reference')))
 """
 
 

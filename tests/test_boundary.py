@@ -1,10 +1,12 @@
 """The two sides of the package (DESIGN.md, "Two sides"), kept by reading the imports.
 
-* The learner's side (``grader/__init__.py``, ``grader/learner/``, ``courseware/``) imports
-  nothing of the instructor's side, not even inside a function.
+* The learner's side (``grader/__init__.py``, ``grader/learner/``, each lesson folder's
+  ``learner.py``, ``courseware/``) imports nothing of the instructor's side, not even
+  inside a function.
 * No module of ``grader`` or ``courseware`` takes part in an import circle.
 """
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -54,8 +56,12 @@ def imports_of(name: str, path: Path) -> list[tuple[str, int]]:
     return found
 
 
+LESSON_PART = re.compile(r"^grader\.lessons\.\d\d_[a-z0-9_]+\.learner$")  # a lesson's learner.py
+
+
 def learner_side(name: str) -> bool:
-    return name == "grader" or name.startswith("grader.learner") or name.split(".")[0] == "courseware"
+    return (name == "grader" or name.startswith("grader.learner") or bool(LESSON_PART.match(name))
+            or name.split(".")[0] == "courseware")
 
 
 def test_there_is_a_learner_side_and_an_instructors_side():
@@ -142,3 +148,75 @@ def test_the_one_way_check_sees_a_subject_that_judges(tmp_path):
                     "    from ..lessons import expectations\n    return judge(expectations(name), name)\n")
     found = calls_back("grader.grading.bridge", fake)
     assert len(found) == 2 and "grader.learner.engine" in found[0] and "grader.lessons" in found[1]
+
+
+# The engine names no lesson (issue 24): whatever is one lesson's lives in its folder.
+ENGINE = ROOT / "grader" / "learner"
+LESSON_WORDS = re.compile(r"\blessons? \d\d?\b|\b\d\d_[a-z][a-z0-9_]*\b", re.IGNORECASE)
+
+
+def _exercise_names() -> set[str]:
+    from grader import lessons
+
+    return set(lessons.load_all())
+
+
+def names_a_lesson(path: Path, exercises: set[str]) -> list[str]:
+    """Where the module at ``path`` names a lesson or one of its exercises: an identifier
+    of the code that is an exercise's name; a string or comment that quotes one (in
+    backticks or quotes, or the whole string); a lesson's number or folder. Attributes
+    (``torch.softmax``) are a library's names, and a plain word ("the softmax") is the
+    mathematics: neither names an exercise, but a name no English word is (one with an
+    underscore or a capital: ``matmul_dot``, ``KVCache``) does, wherever it is written."""
+    import io
+    import tokenize
+
+    text = path.read_text(encoding="utf-8")
+    words = sorted(e for e in exercises if e.islower() and "_" not in e)
+    coined = sorted(set(exercises) - set(words))
+    quoted = re.compile("(?:``|`|'|\")(" + "|".join(map(re.escape, words)) + ")(?:``|`|'|\")"
+                        + ("|\\b(" + "|".join(map(re.escape, coined)) + ")\\b" if coined else ""))
+    found = []
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.Name) and node.id in exercises:
+            found.append(f"line {node.lineno}: the name {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in coined:
+            found.append(f"line {node.lineno}: the attribute {node.attr}")
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in exercises:
+            found.append(f"line {node.lineno}: defines {node.name}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            s = node.value
+            hit = s if s in exercises else (quoted.search(s) or LESSON_WORDS.search(s))
+            if hit:
+                found.append(f"line {node.lineno}: {hit if isinstance(hit, str) else hit.group(0)!r}")
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type == tokenize.COMMENT:
+            hit = quoted.search(tok.string) or LESSON_WORDS.search(tok.string)
+            if hit:
+                found.append(f"line {tok.start[0]}: {hit.group(0)!r} in a comment")
+    return found
+
+
+@pytest.mark.parametrize("path", sorted(ENGINE.glob("*.py")), ids=lambda p: p.name)
+def test_the_engine_names_no_lesson_and_no_lessons_exercise(path):
+    found = names_a_lesson(path, _exercise_names())
+    assert not found, f"grader/learner/{path.name} names a lesson: {found}"
+
+
+def test_the_naming_check_sees_a_lesson_planted_in_the_engine(tmp_path):
+    exercises = {"run_ablation", "softmax", "KVCache"}
+    plants = {
+        "ok.py": "import torch\n\ndef f(x):\n    '''Normalise: the softmax of x.'''\n    return torch.softmax(x, -1)\n",
+        "name.py": "def f(ns):\n    return ns['KVCache']\n",
+        "code.py": "def f():\n    return run_ablation\n",
+        "doc.py": "def f():\n    '''Lesson 06's check.'''\n",
+        "quoted.py": "def f():\n    '''Judges ``run_ablation`` by its rows.'''\n",
+        "comment.py": "x = 1  # as 06_residual_ablation does\n",
+        "coined.py": "def f():\n    '''Build the KVCache first.'''\n",
+        "defines.py": "def softmax(x):\n    return x\n",
+        "attribute.py": "def f(ns):\n    return ns.KVCache\n",
+    }
+    for name, text in plants.items():
+        (tmp_path / name).write_text(text)
+    caught = {name for name in plants if names_a_lesson(tmp_path / name, exercises)}
+    assert caught == set(plants) - {"ok.py"}, caught

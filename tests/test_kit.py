@@ -2,7 +2,8 @@
 
 * It holds the learner's side and nothing else: no solutions, no reference, no catalogued
   mistake, no hidden case, no answer key; no line of any of them, whitespace ignored.
-* ``grader.reference`` and ``grader.lessons`` cannot be imported in it.
+* ``grader.reference``, ``grader.grading`` and a lesson's reference and exercises cannot
+  be imported in it; of ``grader.lessons`` it has each lesson's ``learner.py`` only.
 * Every released notebook runs in it, in a kernel that imports the course from the kit
   alone: with the solutions pasted in, every visible check passes; with a catalogued
   mistake in every answer cell, every test cell says exactly what it says in the
@@ -63,8 +64,13 @@ def test_the_kit_holds_the_learners_side_and_nothing_else(kit):
                    "grader/__init__.py", "grader/__main__.py", "grader/learner/engine.py",
                    "grader/learner/agent.py", "courseware/worksheet.py", "assets/worksheet_blank.pdf"):
         assert needed in files, needed
-    instructor = [f for f in files if f.startswith(("grader/lessons", "grader/reference", "grader/grading",
+    # Of grader/lessons, exactly each lesson folder's learner.py (its own kinds, no answer).
+    parts = sorted(f for f in files if f.startswith("grader/lessons"))
+    assert parts == sorted(p.relative_to(ROOT).as_posix() for p in ROOT.glob("grader/lessons/*/learner.py"))
+    assert parts and all(re.fullmatch(r"grader/lessons/\d\d_[a-z0-9_]+/learner\.py", f) for f in parts), parts
+    instructor = [f for f in files if f.startswith(("grader/reference", "grader/grading",
                                                     "solutions", "tests", "benchmarks"))
+                  or (f.startswith("grader/lessons") and f not in parts)
                   or f in ("grader/release.py", "grader/kit.py", "grader/cli.py", "grader/course.py")]
     assert not instructor, instructor
     assert not [f for f in files if "worksheet_key" in f], "the answer key is the instructor's"
@@ -237,6 +243,8 @@ def _instructors_definitions() -> dict[str, str]:
 
     found, given = [], set()
     for path in sorted((ROOT / "grader" / "lessons").rglob("*.py")):
+        if path.name == "learner.py":  # a lesson's learner side, which the kit ships
+            continue
         found += _definitions(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
     for lesson in LESSONS:
         nb = nbformat.read(source_notebook(lesson, ROOT), as_version=4)
@@ -289,18 +297,29 @@ def test_the_searches_find_what_is_planted(kit, tmp_path):
 
 
 def test_the_reference_cannot_be_imported_in_the_kit(kit):
-    code = ("import grader, grader.learner\n"
-            "for name in ('grader.reference', 'grader.lessons', 'grader.grading', 'grader.release'):\n"
+    """Nothing of the instructor's side imports in the kit. ``grader.lessons`` is there
+    only as the namespace of the lessons' learner parts: no code of its own, no
+    expectations, and no lesson's reference or exercises."""
+    refused = ("grader.reference", "grader.grading", "grader.release",
+               "grader.lessons.04_masking.reference", "grader.lessons.04_masking.exercises",
+               "grader.lessons.01_matmul_views.reference")
+    code = ("import importlib, grader, grader.learner\n"
+            f"for name in {refused!r}:\n"
             "    try:\n"
-            "        __import__(name)\n"
+            "        importlib.import_module(name)\n"
             "        print('IMPORTED', name)\n"
             "    except ImportError:\n"
             "        print('refused', name)\n"
+            "import grader.lessons as ns\n"
+            "print('namespace', getattr(ns, '__file__', None), hasattr(ns, 'expectations'))\n"
+            "part = importlib.import_module('grader.lessons.04_masking.learner')\n"
+            "print('part', hasattr(part, 'KeyPaddingMask'))\n"
             "print(grader.__file__)\n")
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                          env={**os.environ, **kit_env(kit)}, cwd=kit)
     assert out.returncode == 0, out.stderr
-    assert "IMPORTED" not in out.stdout and out.stdout.count("refused") == 4, out.stdout
+    assert "IMPORTED" not in out.stdout and out.stdout.count("refused") == len(refused), out.stdout
+    assert "namespace None False" in out.stdout and "part True" in out.stdout, out.stdout
     assert out.stdout.strip().splitlines()[-1].startswith(str(kit))
 
 
@@ -347,7 +366,7 @@ def mistake_answers(lesson: Lesson) -> dict[str, str]:
         if not ex.misconceptions:
             continue
         mistake = ex.misconceptions[k % len(ex.misconceptions)]
-        if ex.driver.get("kind") == "value":
+        if not ex.driver.calls_answer:
             answers[answer] = worksheet_source(mistake.sample)
         else:
             target = lesson.target[answer]

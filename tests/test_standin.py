@@ -191,7 +191,7 @@ def _solution_namespace(lesson: Lesson) -> dict:
             exec(compile(code, "/learner/answer.py", "exec"), ns)
         except NameError:  # a typed answer that needs the notebook's other cells
             assert lesson.exercise.get(gid) not in load_all() or \
-                load_all()[lesson.exercise[gid]].driver.get("kind") == "value", gid
+                not load_all()[lesson.exercise[gid]].driver.calls_answer, gid
     return ns
 
 

@@ -21,7 +21,8 @@ import json
 import numpy as np
 
 from ..learner import codec
-from ..learner.agent import MIME, kib
+from ..learner.agent import MIME
+from ..learner.drivers import kib
 from ..learner.cases import Case, ErrorInfo, Outcome
 from ..learner.mutation import source_changes
 from ..learner.shortcuts import Finding, Rules, SourceScope, scan_source
@@ -118,7 +119,7 @@ class RemoteSubject:
         self._helpers: dict[str, RemoteSubject | None] = {}  # the learner's graded parts it runs
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
-        head = json.dumps({"target": self.target, "driver": self.driver,
+        head = json.dumps({"target": self.target, "driver": self.driver.to_data(),
                            "rules": rules.to_data() if rules else None})
         request = f'{head[:-1]}, "cases": [{", ".join(_key(c) for c in cases)}]}}'
         return self.session.ask(request) or {"unreadable": "the kernel sent back no reply"}
@@ -140,7 +141,7 @@ class RemoteSubject:
     def _changed(self, case: Case, outcome: Outcome) -> Outcome:
         """``outcome``, with the input its source changes in place named when the kernel
         did not name one: the kernel's own comparison can add this finding, not hide it."""
-        if outcome.error is not None or outcome.mutated or self.driver.get("kind", "call") != "call":
+        if outcome.error is not None or outcome.mutated or self.driver.kind != "call":
             return outcome
         given = dict(zip(case.names, case.args)) | dict(case.kwargs)
         for param in self.changes:
@@ -155,7 +156,7 @@ class RemoteSubject:
         if "missing" in reply:
             return (f"There is no `{self.target}` in your notebook when this test runs: the cell "
                     f"that defines it did not define it (did it raise an error, or was it renamed?).")
-        if self.driver.get("kind") != "value" and reply.get("callable") is False:
+        if self.driver.calls_answer and reply.get("callable") is False:
             return (f"check({self.name!r}, ...) needs your function itself, but got "
                     f"{str(reply.get('type', 'something else'))[:80]}.")
         return ""
@@ -191,7 +192,7 @@ class RemoteSubject:
         data = case.for_kernel()
         late = {i: data["args"][i] for i in build.get("late", (0,))}
         staged = {**data, "args": [None if i in late else a for i, a in enumerate(data["args"])]}
-        head = {"target": self.target, "driver": self.driver}
+        head = {"target": self.target, "driver": self.driver.to_data()}
         first = self.session.ask(json.dumps({**head, "stage": json.loads(codec.dumps(staged))}))
         if not first or first.get("staged") is not True:
             return self._failure(first or {})

@@ -1,35 +1,9 @@
-"""Running an answer on cases: the one place where a learner's code is called.
+"""Running an answer on cases: with :mod:`grader.learner.drivers`, the only code that
+calls a learner's code.
 
-A *driver* (data, part of an exercise's description) says how one case runs:
-
-* ``{"kind": "call"}``: ``answer(*args, **kwargs)``; fixtures among the arguments are
-  built first (``grader.learner.fixtures``); with ``"state_of": i`` the outcome is the
-  parameters of argument i after the call (an answer that loads weights into a module);
-  with ``"observe": {"arg": i, "name": "cache", "attrs": [...]}`` the outcome is a dict of
-  the result (``"returned"``) and those attributes of argument i after the call
-  (``"cache.keys"``), for an answer whose job includes changing an object it is given.
-  A case whose ``build`` holds ``{"witness": fixture}`` also builds that fixture after
-  the call, where the answer lives, and reports it under ``"witness"`` (lesson 06 redoes
-  one run of ``run_ablation`` with the learner's own parts). A case whose ``build`` holds
-  ``{"memory_budget": bytes}`` also measures the most memory
-  the call holds at once (``grader.learner.env.peak_bytes``) and reports, under
-  ``"extra memory"``, whether it stayed within that budget. A case whose ``build`` holds
-  ``{"first_bad_number": true}`` runs with NumPy's floating-point errors raised, so the
-  error names the line that makes the first NaN or inf. With ``"one_pass"``, the
-  arguments it names reach the answer in a form that notices a second pass over them (a
-  stream of blocks, arrays that note which rows are read: ``grader.learner.one_pass``);
-* ``{"kind": "object", "observe": [...]}``: the answer is a class. The case's ``build``
-  constructs it (``args``, ``kwargs``) and lists method calls (``calls``: ``[name,
-  [args]]``); after each call the outcome records the attributes ``observe`` names
-  (``"len"``: ``len(obj)``), as a dict per call;
-* ``{"kind": "module"}``: the case's ``build`` constructs the learner's class (with a
-  torch seed), loads the weights it carries if the parameters' names and shapes fit, and
-  calls the object on the arguments; optionally the gradients of a probe reach back to
-  named parameters. A module never leaves the process it was built in: only its outputs,
-  layout and gradients do;
-* ``{"kind": "value"}``: the answer is a value typed by the learner (the worksheet).
-
-Options: ``"threads": 1`` (torch on one thread), ``"quiet": true`` (no progress bars).
+A *driver* (part of an exercise's description, :mod:`grader.learner.drivers`) says how
+one case runs: a call, an object built and called method by method, or a module; a lesson
+may add a kind of its own (:mod:`grader.learner.plugins`).
 A case whose ``build`` holds ``"stand_ins"`` runs with those of the learner's helpers
 replaced by the reference's sealed results (``grader.learner.standin``).
 
@@ -55,9 +29,10 @@ import numpy as np
 
 from . import codec
 from .cases import Case, ErrorInfo, Outcome
-from .env import one_thread, peak_bytes, quiet
+from .drivers import Call, Driver, as_data, invoke
+from .env import one_thread, quiet
 from .fixtures import materialise
-from .one_pass import hand_over, watched
+from .one_pass import hand_over
 from .shortcuts import Rules, code_objects, functions_of, scan
 from .standin import HelperInputMismatch, installed
 
@@ -156,10 +131,6 @@ def _mutated(pristine: dict, used: dict) -> str:
     return ""
 
 
-def _named_state(module) -> dict:
-    return {name: p.detach().clone() for name, p in module.named_parameters()}
-
-
 def namespace_of(answer) -> dict:
     """Where ``answer`` was defined: a function's globals (through partials and
     wrappers), a class's module; ``{}`` if neither is found."""
@@ -178,174 +149,61 @@ def namespace_of(answer) -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def _observed(value):
-    """An attribute's value as data at the moment it is read (a view into a buffer that
-    changes later must not change what was read)."""
-    return _as_data(value)
-
-
-def _read(obj, attr: str):
-    return len(obj) if attr == "len" else getattr(obj, attr)
-
-
-def kib(n: int) -> str:
-    return f"{n / 1024:.0f} KiB"
-
-
-def _call(answer, data: dict, driver: dict, namespace: dict):
-    args = list(materialise(data["args"], namespace))
-    kwargs = materialise(data["kwargs"], namespace)
-    return _invoke(answer, args, kwargs, data, driver, namespace)
-
-
-def _invoke(answer, args: list, kwargs: dict, data: dict, driver: dict, namespace: dict):
-    budget = (data.get("build") or {}).get("memory_budget")
-    with watched(args, driver.get("one_pass"), data.get("names")) as args:
-        if (data.get("build") or {}).get("first_bad_number"):
-            # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
-            # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
-            with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
-                result = answer(*args, **kwargs)
-        elif budget is None:
-            result = answer(*args, **kwargs)
-        else:
-            result, peak = peak_bytes(answer, *args, **kwargs)
-    if "state_of" in driver:
-        return _named_state(args[driver["state_of"]])
-    observe = driver.get("observe")
-    witness = (data.get("build") or {}).get("witness")
-    if observe is None and budget is None and witness is None:
-        return result
-    out = {"returned": _observed(result)}
-    if witness is not None:  # the same work redone from the learner's own parts
-        out["witness"] = _observed(materialise(witness, namespace))
-    if observe is not None:
-        target = args[observe["arg"]]
-        for attr in observe["attrs"]:
-            out[f"{observe['name']}.{attr}"] = _observed(_read(target, attr))
-    if budget is not None:
-        within = peak <= budget
-        out["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
-    return out
-
-
 # A case measured from outside at grading (a memory budget) runs in two requests: its
 # inputs are built first and kept here, then the grader resets the kernel's peak memory,
 # and the second request sends the arguments listed in ``build["late"]`` and runs it.
 _STAGED: dict = {}
 
 
-def stage(tree, namespace: dict, driver: dict | None = None) -> None:
+def stage(tree, namespace: dict, driver: Driver | None = None) -> None:
     data = codec.decode(tree)
     _STAGED.clear()
     # Arguments read once are handed over here, before the window: what notes their
     # reads (grader.learner.one_pass) is not the answer's memory.
     args, _ = hand_over(list(materialise(data["args"], namespace)),
-                        (driver or {}).get("one_pass"), data.get("names"))
+                        getattr(driver, "one_pass", None), data.get("names"))
     _STAGED["case"] = (data, args, materialise(data["kwargs"], namespace))
 
 
-def run_staged(answer, driver: dict, late: dict, namespace: dict) -> Outcome:
+def run_staged(answer, driver: Call, late: dict, namespace: dict) -> Outcome:
     if "case" not in _STAGED:
         return Outcome(error=ErrorInfo("BridgeError", "no case was staged"))
     data, args, kwargs = _STAGED.pop("case")
     for index, tree in late.items():
         args[int(index)] = materialise(codec.decode(tree), namespace)
     try:
-        value = _invoke(answer, args, kwargs, data, driver, namespace)
+        value = invoke(answer, args, kwargs, data, driver, namespace)
     except Exception as exc:  # the learner's code may raise anything
         return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:
         return _too_large()
-    return Outcome(value=_as_data(value))
+    return Outcome(value=as_data(value))
 
 
-def _object(cls, data: dict, driver: dict, namespace: dict):
-    build = data["build"] or {}
-    obj = cls(*materialise(build.get("args", ()), namespace),
-              **materialise(build.get("kwargs", {}), namespace))
-    seen = {}
-    for i, (method, arguments) in enumerate(build.get("calls", ())):
-        getattr(obj, method)(*materialise(arguments, namespace))
-        seen[f"after call {i + 1}"] = {attr: _observed(_read(obj, attr))
-                                       for attr in driver.get("observe", ())}
-    return seen
-
-
-def _module(cls, data: dict, driver: dict,  # noqa: ARG001 (every driver takes the same arguments)
-            namespace: dict):
-    import torch
-
-    build = data["build"] or {}
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(build.get("seed", 0)))
-        obj = cls(*build.get("args", ()), **build.get("kwargs", {}))
-    if not isinstance(obj, torch.nn.Module):
-        return {"not_module": type(obj).__name__}
-    if build.get("dtype") == "float64":
-        obj.double()
-    state = build.get("state")
-    if state is not None:
-        layout = {name: list(p.shape) for name, p in obj.named_parameters()}
-        if layout != {name: list(np.shape(v)) for name, v in state.items()}:
-            return {"layout": layout}
-        params = dict(obj.named_parameters())
-        with torch.no_grad():
-            for name, value in state.items():
-                params[name].copy_(torch.as_tensor(np.asarray(value)).to(params[name].dtype))
-    obj.eval()
-    args = materialise(data["args"], namespace)
-    kwargs = materialise(data["kwargs"], namespace)
-    grads = build.get("grads")
-    if not grads:
-        with torch.no_grad():
-            return {"output": obj(*args, **kwargs)}
-    with torch.enable_grad():
-        result = obj(*args, **kwargs)
-        item = grads.get("item")
-        out = result[item] if item is not None and isinstance(result, (tuple, list)) \
-            and len(result) > item else result
-        if not isinstance(out, torch.Tensor) or not out.is_floating_point():
-            return {"output": result}
-        if not out.requires_grad:
-            return {"output": result, "graph": False}
-        params = dict(obj.named_parameters())
-        wanted = [n for n in grads["params"] if n in params]
-        probe = torch.linspace(-1.0, 1.0, out.numel(), dtype=out.dtype).reshape(out.shape)
-        found = torch.autograd.grad((out * probe).sum(), [params[n] for n in wanted],
-                                    allow_unused=True)
-        return {"output": result, "graph": True,
-                "grads": {n: (g.detach() if g is not None else None) for n, g in zip(wanted, found)}}
-
-
-DRIVERS = {"call": _call, "module": _module, "object": _object}
-
-
-def run_one(answer, driver: dict, tree, namespace: dict | None = None) -> Outcome:
+def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outcome:
     """Run ``answer`` on the case that ``tree`` (a case's kernel data, encoded) stands
     for; ``namespace``: where the learner's other classes are found (default: where
     ``answer`` was defined). Never raises, except for KeyboardInterrupt and SystemExit."""
-    if driver.get("kind") == "value":
-        return Outcome(value=_as_data(answer))
+    if not driver.calls_answer:
+        return Outcome(value=as_data(answer))
     data = codec.decode(tree)
     pristine = codec.decode(tree)
-    runner = DRIVERS[driver.get("kind", "call")]
     namespace = namespace_of(answer) if namespace is None else namespace
     with contextlib.ExitStack() as stack:
         stand_ins = (data.get("build") or {}).get("stand_ins")
         if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
             stack.enter_context(installed(namespace, stand_ins))
-        if driver.get("threads") == 1:
+        if driver.threads == 1:
             stack.enter_context(one_thread())
-        if driver.get("quiet"):
+        if driver.quiet:
             stack.enter_context(quiet())
         try:
-            value = runner(answer, data, driver, namespace)
+            value = driver.run(answer, data, namespace)
         except Exception as exc:  # the learner's code may raise anything
             return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded
         return _too_large()
-    return Outcome(value=_as_data(value), mutated=_mutated(pristine, data))
+    return Outcome(value=as_data(value), mutated=_mutated(pristine, data))
 
 
 def _too_large() -> Outcome:
@@ -354,15 +212,7 @@ def _too_large() -> Outcome:
         "more than this exercise asks for"))
 
 
-def _as_data(value):
-    """The value as plain data (what reaches the checker), whatever the answer returned."""
-    try:
-        return codec.decode(codec.encode(value, strict=False))
-    except (codec.EncodeError, codec.DecodeError, RecursionError) as exc:
-        return codec.Opaque("unreadable", f"a result that could not be read as data ({exc})")
-
-
-def run(answer, driver: dict, cases: list[Case]) -> list[Outcome]:
+def run(answer, driver: Driver, cases: list[Case]) -> list[Outcome]:
     """``run_one`` on every case, in this process."""
     return [run_one(answer, driver, codec.encode(case.for_kernel())) for case in cases]
 
@@ -377,6 +227,7 @@ def handle(namespace: dict, text: str) -> str:
 
     request = json.loads(text)
     target = request["target"]
+    driver = Driver.from_data(request["driver"])
     reply: dict = {"outcomes": []}
     if target not in namespace:
         reply = {"missing": target}
@@ -384,7 +235,7 @@ def handle(namespace: dict, text: str) -> str:
         answer = namespace[target]
         reply["type"] = type(answer).__name__
         reply["callable"] = callable(answer)
-        if request.get("rules") is not None and request["driver"].get("kind") != "value":
+        if request.get("rules") is not None and driver.calls_answer:
             try:
                 findings, used = scan(answer, Rules.from_data(request["rules"]))
                 reply["findings"] = [[f.what, f.where] for f in findings]
@@ -392,13 +243,13 @@ def handle(namespace: dict, text: str) -> str:
             except Exception:  # noqa: BLE001 (an answer whose code cannot be read)
                 pass
         if "stage" in request:
-            stage(request["stage"], namespace, request.get("driver"))
+            stage(request["stage"], namespace, driver)
             reply["staged"] = True
         if "late" in request:
-            outcome = run_staged(answer, request["driver"], request["late"], namespace)
+            outcome = run_staged(answer, driver, request["late"], namespace)
             reply["outcomes"].append(outcome.to_data())
         for tree in request.get("cases", ()):
-            outcome = run_one(answer, request["driver"], tree, namespace).to_data()
+            outcome = run_one(answer, driver, tree, namespace).to_data()
             if len(codec.dumps(outcome, strict=False)) > MAX_OUTCOME:
                 outcome = _too_large().to_data()
             reply["outcomes"].append(outcome)

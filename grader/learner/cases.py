@@ -13,6 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import plugins
 from .compare import FLOAT32, FLOAT64, Tolerance
 from .shortcuts import Rules
 
@@ -193,8 +194,9 @@ class ExerciseInfo:
 
     name: str
     arg_names: tuple[str, ...] = ()
-    driver: dict = field(default_factory=lambda: {"kind": "call"})
-    compare: dict = field(default_factory=lambda: {"kind": "default"})
+    # a grader.learner.drivers.Driver and a grader.learner.comparisons.Comparison
+    driver: plugins.Kind = field(default_factory=lambda: plugins.default("driver", "call"))
+    compare: plugins.Kind = field(default_factory=lambda: plugins.default("comparison", "default"))
     rules: Rules | None = None
     hint: str = ""
     bad_inputs: list[BadInput] = field(default_factory=list)
@@ -209,8 +211,8 @@ class ExerciseInfo:
     axes: dict = field(default_factory=dict)
 
     def to_data(self) -> dict:
-        return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver,
-                "compare": self.compare, "rules": self.rules.to_data() if self.rules else None,
+        return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver.to_data(),
+                "compare": self.compare.to_data(), "rules": self.rules.to_data() if self.rules else None,
                 "hint": self.hint,
                 "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs],
                 **({"uses": list(self.uses)} if self.uses else {}),
@@ -219,7 +221,8 @@ class ExerciseInfo:
 
     @classmethod
     def from_data(cls, d: dict) -> ExerciseInfo:
-        return cls(d["name"], tuple(d["arg_names"]), d["driver"], d["compare"],
+        return cls(d["name"], tuple(d["arg_names"]), plugins.from_data("driver", d["driver"], "call"),
+                   plugins.from_data("comparison", d["compare"], "default"),
                    Rules.from_data(d["rules"]) if d["rules"] else None, d["hint"],
                    [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]],
                    tuple(str(u) for u in d.get("uses") or ()),

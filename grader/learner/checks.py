@@ -30,11 +30,11 @@ class CheckFailed(AssertionError):
 class LocalSubject:
     """The answer itself, in this process (see ``grader.learner.engine.Subject``)."""
 
-    def __init__(self, answer, driver: dict, name: str = ""):
+    def __init__(self, answer, driver, name: str = ""):  # driver: a grader.learner.drivers.Driver
         self.answer, self.driver, self.name = answer, driver, name
 
     def problem(self) -> str:
-        if self.driver.get("kind") != "value" and (self.answer is None or not callable(self.answer)):
+        if self.driver.calls_answer and (self.answer is None or not callable(self.answer)):
             return (f"check({self.name!r}, ...) needs your function itself, but got "
                     f"{type(self.answer).__name__}.")
         return ""

@@ -169,7 +169,7 @@ def difference(expected, actual, tol: Tolerance = FLOAT64, where: str = "") -> s
 
 
 def _object_arrays_differ(expected: np.ndarray, actual, where: str) -> str | None:
-    """Exact comparison for arrays of Fractions (lesson 03)."""
+    """Exact comparison for arrays of Fractions (arithmetic done by hand)."""
     if not isinstance(actual, np.ndarray):
         try:
             actual = np.array(actual, dtype=object)

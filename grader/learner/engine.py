@@ -27,7 +27,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
-from .comparisons import Comparison, Difference, comparison
+from .comparisons import Comparison, Difference
 from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .one_pass import ERRORS as ONE_PASS_ERRORS
@@ -164,7 +164,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         remark = f"{remark}; {note_text(([], also))}"
     elif right or also:
         got = f"{got}\n    ({note_text((right, also))})"
-    by_object = exp.info.driver.get("kind") == "object"
+    by_object = exp.info.driver.kind == "object"
     gave = f"Your {name} gave:" if by_object else "Your function returned:"
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
@@ -253,7 +253,7 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     Cases whose probed arguments have more than one row come first (with one row, an
     argument never read and a row missed at its own position look alike). Last rows never
     read need no second case."""
-    cmp = comparison(exp.info.compare)
+    cmp = exp.info.compare
     probed = [i for i in range(failing, len(exp.cases))
               if exp.cases[i].meta.get("depends") and outcomes[i].error is None and
               (i == failing or exp.expected[i].error is not None or
@@ -388,10 +388,9 @@ def judge(exp: Expectations, subject: Subject, *,
     it needs."""
     info = exp.info
     subject = subject if isinstance(subject, _Helpers) else _Helpers(subject, expectations_of)
-    if info.driver.get("kind") == "value":
-        from .typed import judge_value
-
-        return judge_value(exp, subject)
+    own = info.driver.judge(exp, subject)
+    if own is not None:  # a kind that judges its own way (a value the learner typed)
+        return own
     problem = subject.problem()
     if problem:
         return Verdict(False, problem)
@@ -400,7 +399,7 @@ def judge(exp: Expectations, subject: Subject, *,
         findings, used = subject.scan(rules)
         if findings:
             return Verdict(False, shortcut_message(info.name, findings, rules))
-    cmp = comparison(info.compare)
+    cmp = info.compare
     cases = exp.cases
     for case in cases:
         case.names = case.names or info.arg_names
@@ -448,7 +447,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         err = outcome.error
         if err is not None and err.not_implemented:
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
-        if err is not None and err.type in ONE_PASS_ERRORS and exp.info.driver.get("one_pass"):
+        if err is not None and err.type in ONE_PASS_ERRORS and getattr(exp.info.driver, "one_pass", None):
             return _one_pass_failure(exp, case, outcome)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
@@ -506,7 +505,7 @@ def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdic
     """An input the exercise hands over to be read once, read twice (or asked for a length
     it does not have): known by the error's type, which the driver sets; the message is
     worded where that input is handed over (``grader.learner.one_pass``)."""
-    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver["one_pass"], case,
+    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver.one_pass, case,
                                            outcome.error))
 
 

@@ -673,7 +673,7 @@ def watched(args: list, spec: dict | None, names=()):
 
 # What any exercise says unless its driver's "one_pass" brings its own words ("say": the
 # head and the diagnosis for each error's type, with {name} for the exercise; "shown": a
-# line under the input), as lesson 07's do: the words travel with the recorded checks.
+# line under the input): the words travel with the recorded checks.
 SAY = {
     "ReadTwice": ("{name} reads its input twice.",
                   "the check hands the input over to be read in one pass: each part once, in "

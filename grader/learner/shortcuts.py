@@ -1,8 +1,8 @@
 """Finding forbidden shortcuts in a learner's function by reading its bytecode.
 
 Some exercises ask for an implementation by hand: the loop versions of a matrix product
-may not use ``@`` or ``np.matmul``; ``scaled_dot_product_attention`` may not call the
-library's attention. Reading the source text would be fooled by comments, strings and
+may not use ``@`` or ``np.matmul``; attention written by hand may not call the library's
+attention. Reading the source text would be fooled by comments, strings and
 aliases (``from numpy import matmul as mm``), so this module walks compiled code:
 
 * the ``@`` operator is a ``BINARY_OP`` instruction;
@@ -105,7 +105,7 @@ NUMPY_PRODUCT_OBJECTS = ("numpy.matmul", "numpy.dot", "numpy.einsum", "numpy.inn
 @dataclass(frozen=True)
 class Finding:
     what: str
-    where: str  # "line 4 of matmul_dot"
+    where: str  # "line 4 of <the answer's name>"
     key: tuple = field(default=(), compare=False)  # where exactly, to say each use once
 
     def __str__(self) -> str:

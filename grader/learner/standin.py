@@ -1,8 +1,8 @@
 """Stand-ins: a learner's graded helper replaced by the reference's recorded results.
 
-A composite (``scaled_dot_product_attention`` calls the learner's ``softmax``) is judged on
-its own: when the learner's helper fails its own check, the composite runs again with a
-stand-in in the helper's place, so that one bug costs only its own points.
+A composite (attention that calls the learner's own softmax) is judged on its own: when
+the learner's helper fails its own check, the composite runs again with a stand-in in
+the helper's place, so that one bug costs only its own points.
 
 A stand-in knows the helper's results only on the inputs the reference passes it on the
 composite's cases, and each result is *sealed* with a key made from those inputs:

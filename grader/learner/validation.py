@@ -133,7 +133,7 @@ def result_dtype(*arrays: np.ndarray) -> np.dtype:
 
 
 def as_fractions(x, name: str, *, ndim: int = 2, whole: bool = False) -> np.ndarray:
-    """An object array of exact ``fractions.Fraction`` values (lesson 03's by-hand arithmetic).
+    """An object array of exact ``fractions.Fraction`` values (arithmetic done by hand).
 
     Accepts ints, Fractions and finite floats (converted exactly: 0.5 is 1/2, but 0.1 is not
     1/10), as arrays or nested lists. Raises ``ValueError`` naming ``name`` for ragged

@@ -29,6 +29,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..learner import agent
+from ..learner.comparisons import Comparison
+from ..learner.drivers import Call, Driver
 from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord
 from ..learner.shortcuts import Rules
 
@@ -68,8 +70,8 @@ class Exercise:
     rules: Rules | None = None
     hint: str = ""  # shown when a failure matches no catalogued mistake
     arg_names: tuple[str, ...] = ()
-    driver: dict = field(default_factory=lambda: {"kind": "call"})
-    compare: dict = field(default_factory=lambda: {"kind": "default"})
+    driver: Driver = field(default_factory=Call)  # how an answer runs (grader.learner.drivers)
+    compare: Comparison = field(default_factory=Comparison)  # (grader.learner.comparisons)
     seed: int = 0
     # What the reference's outcome becomes in the expectations, when the outcome itself is
     # the answer (a typed answer's key, which is recorded sealed).
@@ -102,12 +104,20 @@ class Exercise:
     # √d_k/√T_k, ...) is recorded, so a wrong scale is named by the factor it amounts to.
     scales: str = ""
 
+    def __post_init__(self):
+        for field_name, kind in (("driver", Driver), ("compare", Comparison)):
+            value = getattr(self, field_name)
+            if not isinstance(value, kind):
+                raise TypeError(f"exercise {self.name!r}: {field_name} is a {type(value).__name__}, "
+                                f"not a {kind.__name__} (one dataclass per kind: "
+                                f"grader.learner.{'drivers' if kind is Driver else 'comparisons'})")
+
     def info(self) -> ExerciseInfo:
         bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
                              b.case.names or self.arg_names, b.case.build, b.case.meta), b.why)
                for b in self.bad_inputs]
-        return ExerciseInfo(self.name, tuple(self.arg_names), dict(self.driver),
-                            dict(self.compare), self.rules, self.hint, bad, tuple(self.uses),
+        return ExerciseInfo(self.name, tuple(self.arg_names), self.driver,
+                            self.compare, self.rules, self.hint, bad, tuple(self.uses),
                             tuple(self.outputs), dict(self.axes))
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
@@ -225,7 +235,7 @@ def twin_expectations(name: str) -> Expectations | None:
     so that an answer that replays the outcomes recorded in the notebook earns nothing.
     None for an exercise with a single fixed case (a typed answer)."""
     ex = get(name)
-    if ex.driver.get("kind") == "value":
+    if not ex.driver.calls_answer:
         return None
     seen = {_key(c) for c in ex.draw(False)}
     for hidden in (False, True):
@@ -319,7 +329,7 @@ def _record_square(ex: Exercise, cases: list[Case]) -> None:
             return
 
 
-def _mistake_outcomes(impl, driver: dict, cases: list[Case]) -> list:
+def _mistake_outcomes(impl, driver: Driver, cases: list[Case]) -> list:
     """What a catalogued mistake gives on each case, without saying where an error came
     from: that is a line of the mistake's code, and the recordings ship in the kit. A
     diagnosis compares only an error's type and message."""

@@ -12,6 +12,7 @@ from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, normal, small_ints, with_variants
 from . import reference as ref
+from .learner import Accepted
 
 
 def bad(*shapes, why: str) -> BadInput:
@@ -405,7 +406,7 @@ register(Exercise(
     ],
     rules=Rules(loops=True, why="Draw every sample at once (the given lines do) and reduce with "
                 "array operations: a Python loop over thousands of samples is slow."),
-    compare={"kind": "accepted"},
+    compare=Accepted(),
     hint=("The experiment measures the spread of the raw dot product q·k: one number per sample, "
           "then how spread out those numbers are. Keep the given lines that draw the samples, so "
           "that the check can repeat your draws."),

@@ -5,7 +5,7 @@
   with one knob changed; scores transposed (Qᵀ K for Kᵀ Q) need no entry, since the
   relation between the results names them (``grader.learner.relations``).
 * The ``WORKSHEET`` the learner fills in from paper is one typed exercise per step
-  (``worksheet_Q`` ... ``worksheet_Z``, ``driver={"kind": "value"}``), reviewed from
+  (``worksheet_Q`` ... ``worksheet_Z``, ``driver=Value()``), reviewed from
   recorded data alone (``grader.learner.typed``): the sealed key, the step's guide
   (``courseware.worksheet.guide``), and what each catalogued mistake gives from the key.
 """
@@ -20,10 +20,10 @@ import numpy as np
 
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
-from ...learner.typed import seal_key, seal_variant
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities
 from . import reference as ref
+from .learner import Exact, Steps, Value, seal_key, seal_variant
 
 # ============================================================================ the functions
 # ----------------------------------------------------------------------------- cases
@@ -189,8 +189,8 @@ MSG_V_AT = (
 
 # ----------------------------------------------------------------------------- registration
 
-STEPS_COMPARED = {"kind": "steps", "order": list(STEPS),
-                  "parents": {step: list(STEP_INFO[step]["parents"]) for step in STEPS}}
+STEPS_COMPARED = Steps(order=list(STEPS),
+                       parents={step: list(STEP_INFO[step]["parents"]) for step in STEPS})
 
 
 def columns_with(**setting):
@@ -209,7 +209,7 @@ def _checked(name: str, seed: int, cases, mistakes: list, bad: list, hint: str, 
     reference = getattr(ref, name)
     return Exercise(name=name, reference=reference, cases=cases, misconceptions=mistakes,
                     bad_inputs=bad, arg_names=tuple(inspect.signature(reference).parameters),
-                    hint=hint, seed=seed, **{"compare": {"kind": "exact"}, **more})
+                    hint=hint, seed=seed, **{"compare": Exact(), **more})
 
 
 register(
@@ -430,7 +430,7 @@ def _worksheet_step(step: str) -> Exercise:
                         if m.close else m.variants[0]})
             for m in WORKSHEET_MISTAKES[step]
         ],
-        driver={"kind": "value"},
+        driver=Value(),
         record=lambda key: seal_key(key, SALT),
         hint=STEP_INFO[step]["what"],
     )

@@ -8,12 +8,12 @@ import functools
 
 import numpy as np
 
-from ...learner.fixtures import ATTENDS, attend_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..cases import attention_quantities, floats, normal, small_ints, with_variants
 from ..messages import inverted_polarity, softmax_over_queries
 from . import reference as ref
+from .learner import ATTENDS, KeyPaddingMask, attend_fixture
 
 
 def bad(*args, why: str) -> BadInput:
@@ -337,7 +337,7 @@ def kpm_cases(rng, hidden):
 key_padding = functools.partial(knob, ref._key_padding)
 register(Exercise(
     name="to_mha_key_padding_mask", reference=ref.to_mha_key_padding_mask, cases=kpm_cases,
-    compare={"kind": "kpm"}, arg_names=("lengths", "T"), seed=408,
+    compare=KeyPaddingMask(), arg_names=("lengths", "T"), seed=408,
     misconceptions=[
         Misconception("course polarity", key_padding(true_at="real tokens"),
                       "you returned this course's padding mask, True at the real tokens. "

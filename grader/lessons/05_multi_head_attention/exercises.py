@@ -14,13 +14,16 @@ import torch
 
 from ...learner.codec import Fixture
 from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.comparisons import ModuleOutcome
+from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
+from .learner import Named
 
 LAYERS, PAD = ref.LAYERS, "      "
-ONE_THREAD = {"kind": "call", "threads": 1}
+ONE_THREAD = Call(threads=1)
 
 
 # ----------------------------------------------------------------------------- weights, as data
@@ -310,9 +313,9 @@ register(Exercise(
     hint=("Follow the forward step by step: project, split into heads, scale each head's "
           "scores by the square root of d_head, mask, softmax over the keys, mix the values, "
           "merge the heads, project with w_o. The message shows the first thing that differs."),
-    driver={"kind": "module", "threads": 1},
-    compare={"kind": "module", "items": [[1, "the weights (item 1): "],
-                                         [0, "the output (item 0): "]]},
+    driver=Module(threads=1),
+    compare=ModuleOutcome(items=[[1, "the weights (item 1): "],
+                           [0, "the output (item 0): "]]),
     arg_names=("query", "key", "value"), seed=503,
 ))
 
@@ -359,8 +362,8 @@ register(Exercise(
     hint=("in_proj_weight stacks the query, key and value weights in three blocks of d rows, "
           "each stored [out, in] like an nn.Linear weight; in_proj_bias is cut the same way, "
           "and out_proj does w_o's job. Copy without recording gradients."),
-    driver={"kind": "call", "threads": 1, "state_of": 0},
-    compare={"kind": "named", "versus": " from torch's"},
+    driver=Call(threads=1, state_of=0),
+    compare=Named(versus=" from torch's"),
     arg_names=("ours", "theirs"), seed=504,
 ))
 

@@ -20,12 +20,14 @@ from courseware.ablation import LAST
 
 from ...learner.codec import Fixture
 from ...learner.compare import FLOAT32
-from ...learner.fixtures import ablation_row, toy_lm
+from ...learner.comparisons import ModuleOutcome
+from ...learner.drivers import Call, Module
 from .. import BadInput, Case, Exercise, Misconception, knob, register
 from . import reference as ref
+from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
 
-MODULE_RUN = {"kind": "module", "threads": 1}
-TRAINING_RUN = {"kind": "call", "threads": 1, "quiet": True}
+MODULE_RUN = Module(threads=1)
+TRAINING_RUN = Call(threads=1, quiet=True)
 
 
 # ----------------------------------------------------------------------------- modules, as data
@@ -99,7 +101,7 @@ WITHOUT_SKIPS = ("residual=False removes both skips: each sublayer's output repl
 
 register(Exercise(
     name="Block", reference=ref.Block, cases=block_cases, probes=("x",),
-    driver=MODULE_RUN, compare={"kind": "module"}, arg_names=("x",),
+    driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("x",),
     misconceptions=[
         Misconception("skip taken after the norm", knob(ref._Block, norm_at="stream"),
                       "your skip carries the normalised stream: you replaced x by its LayerNorm "
@@ -182,7 +184,7 @@ def model_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="TinyTransformer", reference=ref.TinyTransformer, cases=model_cases, uses=("Block",),
-    driver=MODULE_RUN, compare={"kind": "module"}, arg_names=("tokens",),
+    driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("tokens",),
     misconceptions=[
         Misconception("residual flag not passed to the blocks",
                       knob(ref._TinyTransformer, blocks_get_residual=False),
@@ -242,7 +244,7 @@ def similarity_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="token_similarity", reference=ref.token_similarity, cases=similarity_cases,
-    arg_names=("h",), compare={"kind": "float"},
+    arg_names=("h",), compare=PythonFloat(),
     misconceptions=[
         Misconception("self-pairs included", knob(ref._token_similarity, self_pairs=True),
                       "you averaged over all T×T pairs, including each token with itself (a "
@@ -310,7 +312,7 @@ def train_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 register(Exercise(
     name="train", reference=ref.train, cases=train_cases,
-    arg_names=("model", "task", "steps", "seed"), driver=TRAINING_RUN, compare={"kind": "losses"},
+    arg_names=("model", "task", "steps", "seed"), driver=TRAINING_RUN, compare=Losses(),
     misconceptions=[
         Misconception("gradients never cleared", knob(ref._train, zero_grad="never"),
                       "your losses match on the first step and drift after it: the gradients are "
@@ -357,7 +359,7 @@ def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 register(Exercise(
     name="run_ablation", reference=ref.run_ablation, cases=ablation_cases,
     uses=("TinyTransformer", "train", "token_similarity"),
-    driver=TRAINING_RUN, compare={"kind": "ablation", "last": LAST},
+    driver=TRAINING_RUN, compare=Ablation(last=LAST),
     arg_names=("depths", "steps", "seed"),
     bad_inputs=[
         BadInput(Case(([], 5, 0)), "depths is empty"),

@@ -11,6 +11,7 @@ import functools
 import numpy as np
 
 from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.drivers import Call, Object
 from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
@@ -125,7 +126,7 @@ stats = functools.partial(knob, ref._online_stats)
 register(Exercise(
     name="online_softmax_stats", outputs=("m", "s"), reference=ref.online_softmax_stats,
     cases=stats_cases, arg_names=("scores_blocks",), seed=701,
-    driver={"kind": "call", "one_pass": ONE_PASS_STREAM},
+    driver=Call(one_pass=ONE_PASS_STREAM),
     misconceptions=[
         Misconception("sum not rescaled", stats(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("maximum starts at 0", stats(start=0.0),
@@ -215,7 +216,7 @@ register(Exercise(
     name="attention_one_pass", scales="q", probes=("K", "V"), reference=ref.attention_one_pass,
     quantities=lambda q, K, V, block: {"block": block, **attention_quantities(q, K)},
     cases=one_pass_cases, arg_names=("q", "K", "V", "block"), seed=702,
-    driver={"kind": "call", "one_pass": ONE_PASS_ROWS}, rules=ATTENTION_RULES,
+    driver=Call(one_pass=ONE_PASS_ROWS), rules=ATTENTION_RULES,
     misconceptions=[
         Misconception("sum not rescaled", one_pass(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("output not rescaled", one_pass(rescale_output=False), OUTPUT_NOT_RESCALED),
@@ -391,7 +392,7 @@ def bad_cache(*appends, why: str) -> BadInput:
 
 register(Exercise(
     name="KVCache", reference=ref.KVCache, cases=kv_cases, seed=704,
-    driver={"kind": "object", "observe": ["keys", "values", "len"]},
+    driver=Object(observe=["keys", "values", "len"]),
     misconceptions=[
     ],
     bad_inputs=[bad_cache(((2, 2), (3, 1)), why="k holds 2 keys but v holds 3 values"),
@@ -463,7 +464,7 @@ register(Exercise(
                                                "d_k": np.shape(W_q)[1],
                                                "d_model": np.shape(W_q)[0]}, uses=("KVCache",), probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step, cases=decode_cases, rules=ATTENTION_RULES, seed=705,
-    driver={"kind": "call", "observe": {"arg": 1, "name": "cache", "attrs": ["keys", "values"]}},
+    driver=Call(observe={"arg": 1, "name": "cache", "attrs": ["keys", "values"]}),
     arg_names=("x_t", "cache", "W_q", "W_k", "W_v"),
     misconceptions=[
         Misconception("appended after attending", decoder(append="after"), (

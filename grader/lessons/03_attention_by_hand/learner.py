@@ -1,4 +1,5 @@
-"""Answers typed by hand: lesson 03's ``WORKSHEET``, one matrix per step of the worksheet.
+"""The learner's side of lesson 03 (shipped in the kit): answers typed by hand, the
+``WORKSHEET``, one matrix per step, and how steps are compared.
 
 The learner types numbers worked out on paper, as text (one row per line, fractions like
 ``3/4``) or as nested lists. The review of one step needs only data, all of it recorded
@@ -8,18 +9,27 @@ which steps a step is computed from, and for each entry a sentence saying what i
 of, whose numbers come from the learner's own earlier steps. It tells whether the step is
 right, which known mistake it matches, which earlier step to fix first, or which entry is
 the first wrong one and what it is made of.
+
+Here too: the ``value`` driver, whose answer is the typed value itself and whose verdict is
+that review (:class:`Value`), and the ``exact`` and ``steps`` comparisons (Fractions, and
+a dict of steps compared in order).
 """
 from __future__ import annotations
 
 import hashlib
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 
-from .validation import shape_str
+from ...learner.compare import difference
+from ...learner.comparisons import Comparison, Difference
+from ...learner.drivers import Driver
+from ...learner.plugins import register_comparison, register_driver
+from ...learner.validation import shape_str
 
 PLACEHOLDER = re.compile(r"NotImplementedError|YOUR (CODE|ANSWER) HERE")
 
@@ -361,7 +371,7 @@ def _learner_values(answers: dict, steps, key: SealedKey, label: str) -> dict:
 def judge_value(exp, subject):
     """The verdict on a typed answer (the engine hands over exercises whose driver is
     ``value``): one step, from the recorded key, guide and mistakes."""
-    from .cases import Verdict
+    from ...learner.cases import Verdict
 
     case = exp.cases[0]
     name = exp.info.name
@@ -378,3 +388,110 @@ def judge_value(exp, subject):
     if review.status == "missing":
         return Verdict(False, f"{name} is not implemented yet: {review.message}")
     return Verdict(False, f"{name}: {review.message}")
+
+
+# ----------------------------------------------------------------------------- the driver
+
+@register_driver
+@dataclass(frozen=True)
+class Value(Driver):
+    """The answer is a value the learner typed (one step of the worksheet): handed over as
+    it is, never called, and judged by :func:`judge_value`."""
+
+    kind: ClassVar[str] = "value"
+    calls_answer: ClassVar[bool] = False
+
+    def judge(self, exp, subject):
+        return judge_value(exp, subject)
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+@register_comparison
+@dataclass(frozen=True)
+class Exact(Comparison):
+    """Exact comparison against Fractions. When ``expected`` is a float array (a float
+    mistake, during a diagnosis), the answer is read as floats too."""
+
+    kind: ClassVar[str] = "exact"
+
+
+    def differ(self, expected, actual, case, against_reference=True):
+        text = exact(expected, actual, case.tol)
+        return Difference(text) if text else None
+
+
+def exact(expected, actual, tol, where: str = "") -> str | None:
+    if isinstance(expected, np.ndarray) and expected.dtype != object:
+        try:
+            actual = np.asarray(actual, dtype=float)
+        except (TypeError, ValueError):
+            pass
+    return difference(expected, actual, tol, where)
+
+
+
+
+@register_comparison
+@dataclass(frozen=True)
+class Steps(Comparison):
+    """A dict of steps (lesson 03's ``attention_by_hand``), compared step by step in
+    order; the message shows only the first step that differs: the expected value with
+    the steps it is computed from, and the learner's value of that step."""
+
+    order: list = ()  # the steps, in the order they are computed
+    parents: dict = field(default_factory=dict)  # step -> the steps it is computed from
+
+    kind: ClassVar[str] = "steps"
+
+
+    def related(self, expected, actual, diff):
+        step = diff.focus
+        if isinstance(expected, dict) and isinstance(actual, dict) and step in actual:
+            return expected[step], actual[step]
+        return None
+
+
+    def differ(self, expected, actual, case, against_reference=True):
+        order, parents = self.order, self.parents
+        if not isinstance(actual, dict) or not isinstance(expected, dict):
+            text = difference(expected, actual, case.tol)
+            return Difference(text) if text else None
+        for step in order:
+            if step not in actual:
+                return Difference(f"the dict has no key {step!r} (it needs {', '.join(order)})",
+                                  focus=step)
+            text = exact(expected[step], actual[step], case.tol, f"step {step!r}: ")
+            if text:
+                earlier = ", ".join(order[: order.index(step)])
+                if earlier:
+                    text += f" (the steps before it, {earlier}, are right)"
+                return Difference(text, focus=step)
+        del parents
+        return None
+
+    def show(self, value, case, role, diff):
+        from ...learner.messages import fmt_value
+
+        if not isinstance(value, dict) or diff is None or diff.focus is None:
+            return fmt_value(value)
+        step = diff.focus
+
+        def block(name, v):
+            return [f"    {name} =", fmt_value(v, "      ")]
+
+        if role == "expected":
+            parents = list(self.parents.get(step, []))
+            lines = []
+            if parents:
+                lines.append(f"    {step}, computed from {' and '.join(parents)} (yours "
+                             f"{'is' if len(parents) == 1 else 'are'} the same):")
+            for s in (*parents, step):
+                if s in value:
+                    lines += block(s, value[s])
+            return "\n".join(lines)
+        if step in value:
+            return "\n".join(block(step, value[step]) +
+                             [f"    (only {step} is shown, the first step that differs)"])
+        return (f"    a dict with no key {step!r}; its keys are "
+                f"{', '.join(map(repr, value))}")
