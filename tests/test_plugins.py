@@ -1,0 +1,98 @@
+"""The engine's interface for a lesson (grader.learner.plugins): kinds registered by name,
+drivers and comparisons as dataclasses read back strictly, and every lesson's own kinds
+found in its folder's learner.py."""
+import dataclasses
+
+import pytest
+
+from conftest import ROOT
+from grader import lessons
+from grader.learner import plugins
+from grader.learner.cases import ExerciseInfo
+from grader.learner.comparisons import Comparison, ModuleOutcome
+from grader.learner.drivers import Call, Driver, Module, Object
+
+
+def test_every_kind_an_exercise_uses_is_registered_and_round_trips_as_data():
+    seen = set()
+    for ex in lessons.load_all().values():
+        for family, value in (("driver", ex.driver), ("comparison", ex.compare)):
+            assert plugins.find(family, value.kind) is type(value)
+            data = value.to_data()
+            back = plugins.from_data(family, data, "")
+            assert back == value and back.to_data() == data
+            seen.add((family, value.kind))
+    assert {("driver", "value"), ("comparison", "kpm"), ("comparison", "ablation")} <= seen
+
+
+def test_an_exercise_info_round_trips_with_typed_kinds():
+    info = ExerciseInfo("f", ("x",), Call(threads=1, observe={"arg": 0, "name": "c", "attrs": ["k"]}),
+                        ModuleOutcome(items=[[1, "the weights: "]]))
+    back = ExerciseInfo.from_data(info.to_data())
+    assert back.driver == info.driver and back.compare == info.compare
+    assert isinstance(back.driver, Call) and isinstance(back.compare, ModuleOutcome)
+    assert ExerciseInfo("g").to_data()["driver"] == {"kind": "call"}
+
+
+@pytest.mark.parametrize("family, data, words", [
+    ("driver", {"kind": "cal"}, "unknown driver kind 'cal'"),
+    ("driver", {"kind": "call", "thread": 1}, "has no field 'thread'"),
+    ("comparison", {"kind": "module", "item": []}, "has no field 'item'"),
+    ("comparison", {"kind": "steps", "order": [], "parent": {}}, "has no field 'parent'"),
+    ("comparison", ["kind", "default"], "a dict with a 'kind'"),
+])
+def test_a_misspelt_kind_or_field_is_an_error_that_names_it(family, data, words):
+    with pytest.raises(ValueError, match=words):
+        plugins.from_data(family, data, "call")
+
+
+def test_an_exercise_described_by_a_dict_is_refused():
+    ex = lessons.get("softmax")
+    with pytest.raises(TypeError, match="driver is a dict, not a Driver"):
+        dataclasses.replace(ex, driver={"kind": "call"})
+    with pytest.raises(TypeError, match="compare is a dict, not a Comparison"):
+        dataclasses.replace(ex, compare={"kind": "default"})
+
+
+def test_two_kinds_of_one_name_are_refused():
+    @dataclasses.dataclass(frozen=True)
+    class Impostor(Driver):
+        kind = "call"
+
+    with pytest.raises(ValueError, match="two driver kinds are named 'call'"):
+        plugins.register_driver(Impostor)
+    assert plugins.find("driver", "call") is Call
+
+
+def test_a_fixture_that_needs_the_answers_namespace_is_given_it():
+    from grader.learner.codec import Fixture
+    from grader.learner.fixtures import build
+
+    class Box:
+        def __init__(self, n):
+            self.n = n
+
+    made = build(Fixture("learner_object", {"cls": "Box", "args": [3], "calls": []}, ""), {"Box": Box})
+    assert made.n == 3
+    with pytest.raises(ValueError, match="unknown fixture kind 'boxes'"):
+        build(Fixture("boxes", {}, ""))
+
+
+def test_each_lesson_part_is_found_by_its_folder_and_only_there(tmp_path):
+    parts = plugins.lesson_parts()
+    folders = sorted(p.parent.name for p in ROOT.glob("grader/lessons/*/learner.py"))
+    assert parts == [f"grader.lessons.{f}.learner" for f in folders] and len(parts) >= 5
+    with pytest.raises(ValueError, match="not a lesson folder"):
+        plugins.lesson_part("../grading")
+
+
+def test_the_builtin_kinds_are_the_engines_and_the_rest_are_the_lessons():
+    """The engine's own kinds are registered by grader/learner/; every other one by a
+    lesson's learner.py, none by the instructor's side."""
+    for family in plugins.FAMILIES:
+        for name, obj in plugins.kinds(family).items():
+            module = obj.__module__
+            assert module.startswith("grader.learner.") or \
+                (module.startswith("grader.lessons.") and module.endswith(".learner")), (name, module)
+    assert plugins.find("driver", "object") is Object and plugins.find("driver", "module") is Module
+    assert plugins.find("comparison", "default") is Comparison
