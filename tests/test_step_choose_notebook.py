@@ -55,3 +55,28 @@ def test_another_notebook_of_the_assignment_is_never_a_candidate():
 
     files = {"a.ipynb": b"", "b.ipynb": b"", "sub/b.ipynb": b"", "a-Copy1.ipynb": b"", "c.txt": b""}
     assert candidates(files, "a.ipynb", ["a.ipynb", "b.ipynb"]) == ["a.ipynb", "a-Copy1.ipynb"]
+
+
+# ------------------------------------------------------------------ the step
+
+def test_the_step_keeps_the_choice_for_the_steps_after_it():
+    from grader.grading.job import choose_notebook
+    from job_states import lesson as lesson_01, make_job, state_before
+
+    one = lesson_01()
+    state = state_before("choose_notebook", make_job({one.filename: one.release,
+                                                      f"{A}-Copy1.ipynb": one.honest()}))
+    choose_notebook(state)
+    assert state.chosen == f"{A}-Copy1.ipynb" and state.flags == ["renamed"]
+    assert len(state.choice_notes) == 1 and "was graded in its place" in state.choice_notes[0]
+
+
+def test_the_proof_grades_the_file_it_names_without_choosing():
+    from grader.grading.job import choose_notebook
+    from job_states import lesson as lesson_01, make_job, state_before
+
+    one = lesson_01()
+    files = {one.filename: one.release, f"{A}-Copy1.ipynb": one.honest()}
+    state = state_before("choose_notebook", make_job(files, proof=True, submitted_as=one.filename))
+    choose_notebook(state)
+    assert (state.chosen, state.flags, state.choice_notes) == (one.filename, [], [])

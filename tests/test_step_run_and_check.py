@@ -1,6 +1,8 @@
 """The step ``run_and_check`` (grader.grading.job): what the kernel's outputs keep
-(grader.grading.kernel) and how the checker sums up a passing test cell. (The sandboxed
-kernel itself, with its limits, is in test_grading_kernel.py.)"""
+(grader.grading.kernel), how the checker sums up a passing test cell, and the step itself
+with ``run_notebook`` replaced: the spare's kernel first, one more try when no kernel
+starts, then the end of the job. (The sandboxed kernel itself, with its limits, is in
+test_grading_kernel.py.)"""
 
 
 def test_a_passing_cell_is_summed_up_by_its_last_tick_line():
@@ -46,3 +48,64 @@ def test_figures_count_apart_from_the_text_cap_and_have_a_cap_of_their_own():
     assert "[figure left out" in texts
     assert sum(1 for o in outputs if o["output_type"] == "display_data") == 2
     assert len(texts.replace("\n", "").split("[")[0]) <= 1000
+
+
+# ------------------------------------------------------------------ the step
+
+class _Private:
+    """Stands in for the job's private directory: the kernels are never started."""
+
+    first = "the spare's kernel, already launched"
+
+    def kernel(self, n):
+        raise AssertionError("the stand-in for run_notebook starts no kernel")
+
+
+def _run_with(monkeypatch, outcomes):
+    """Run the step with ``run_notebook`` giving ``outcomes`` in turn (an exception is
+    raised); return the state and each call's (first kernel, checker)."""
+    from grader.grading import job as job_module
+    from job_states import lesson, make_job, state_before
+
+    calls = []
+
+    def run_notebook(nb, make_kernel, limits, replayable, first=None, on_test=None):
+        calls.append((first, on_test.__self__))
+        outcome = outcomes[len(calls) - 1]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    monkeypatch.setattr(job_module, "run_notebook", run_notebook)
+    state = state_before("run_and_check", make_job({lesson().filename: lesson().honest()}))
+    state.private = _Private()
+    job_module.run_and_check(state)
+    return state, calls
+
+
+def test_the_notebook_runs_once_on_the_spare_s_kernel(monkeypatch):
+    runs = ["one run per cell"]
+    state, calls = _run_with(monkeypatch, [runs])
+    assert len(calls) == 1 and calls[0][0] == _Private.first
+    assert state.runs is runs and state.verdicts is calls[0][1].results
+    assert calls[0][1].tests is state.checks and state.finished is None
+
+
+def test_a_kernel_that_does_not_start_is_tried_once_more_with_a_fresh_checker(monkeypatch):
+    from grader.grading.kernel import KernelStartError
+
+    runs = ["the second try's runs"]
+    state, calls = _run_with(monkeypatch, [KernelStartError("slow machine"), runs])
+    assert [first for first, _ in calls] == [_Private.first, None]
+    assert calls[0][1] is not calls[1][1]
+    assert state.runs is runs and state.verdicts is calls[1][1].results and state.finished is None
+
+
+def test_a_kernel_that_does_not_start_twice_ends_the_job_as_failed(monkeypatch):
+    from grader.grading.kernel import KernelStartError
+
+    state, calls = _run_with(monkeypatch, [KernelStartError("first"), KernelStartError("no kernel")])
+    assert len(calls) == 2
+    result = state.finished
+    assert (result.status, result.error, result.tests) == ("failed", "no kernel", [])
+    assert result.notes == state.job.notes == ["from reading"]

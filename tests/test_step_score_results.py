@@ -49,3 +49,32 @@ def test_a_test_whose_answer_did_not_finish_says_why_first():
     assert result.status == "timeout"
     assert result.message.startswith("Your answer cell `x` did not finish: This cell was stopped")
     assert "There is no `x`" in result.message
+
+
+# ------------------------------------------------------------------ the step
+
+class _Private:
+    def problems(self):
+        return ["your file 'x.txt' could not be read in the sandbox"]
+
+
+def test_the_step_scores_every_test_and_says_what_went_wrong_with_the_files():
+    from grader.grading.job import score_results
+    from job_states import lesson, make_job, state_before
+
+    state = state_before("score_results", make_job({lesson().filename: lesson().honest()}))
+    plan = state.plan
+    state.runs = [CellRun(i, "ok") if c.cell_type == "code" else None
+                  for i, c in enumerate(plan.nb.cells)]
+    state.verdicts = {g: CheckVerdict("passed", f"✓ {g}") for g, k in zip(plan.grade_ids, plan.kinds)
+                      if k == "test"}
+    del state.verdicts["hidden_matmul_dot"]  # a test the checker never reached
+    state.private, state.notes = _Private(), ["Your file numpy/__init__.py was not used."]
+    score_results(state)
+    assert [t.id for t in state.tests] == list(lesson().tests)
+    status = {t.id: t.status for t in state.tests}
+    assert status.pop("hidden_matmul_dot") == "error" and set(status.values()) == {"passed"}
+    assert state.manual and state.incidents == []
+    assert state.notes == ["Your file numpy/__init__.py was not used.",
+                           "Your file 'x.txt' could not be read in the sandbox."]
+    assert state.finished is None, "a job whose every step ran is graded by _run"

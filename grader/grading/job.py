@@ -21,7 +21,8 @@ The grading of one notebook is the list :data:`STEPS`, walked in order over one
 8. :func:`score_results`: each test's points and message.
 
 A step that ends the job early sets ``JobState.finished``; a job whose every step ran is
-graded.
+graded. Each step has its test file, ``tests/test_step_<name>.py``
+(``tests/test_grading_steps.py`` keeps it so, and checks the order of the walk).
 """
 from __future__ import annotations
 
