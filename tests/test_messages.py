@@ -42,3 +42,29 @@ def test_a_scalar_nan_is_named_without_an_index():
     assert difference(float("nan"), 2.0) == "got 2 where NaN was expected"
     assert difference(np.ones(2), np.array([1.0, np.nan])) == \
         "contains NaN (first at index (1,)) where a number was expected"
+
+
+def test_a_pair_of_results_is_narrowed_to_what_differs():
+    import numpy as np
+
+    from grader.learner.compare import FLOAT64
+    from grader.learner.messages import note_text, noted_pair
+
+    weights = np.full((2, 2, 3, 3), 1 / 3)
+    wrong = weights.copy()
+    wrong[1, 0, 2, 1] = 0.9
+    output = np.arange(24.0).reshape(2, 3, 4)
+    want, got, note = noted_pair((output, weights), (output, wrong), FLOAT64)
+    assert "item 1, [1, 0] of the 2×2×3×3 float64 array:" in want and "item 0" not in want
+    assert "item 1, [1, 0] of the 2×2×3×3 float64 array:" in got and "0.9" in got
+    assert note_text(note) == "item 0: as expected"  # said once, by the message
+    assert len(got.splitlines()) < 10
+    params = {f"p{i}": np.ones(3) for i in range(6)}
+    changed = {**params, "p2": np.zeros(3), "p4": np.zeros(3)}
+    want, got, note = noted_pair(params, changed, FLOAT64)
+    assert "'p2':" in got and "'p4':" not in got
+    assert note_text(note) == "'p0', 'p1', 'p3', 'p5': as expected; also different: 'p4'"
+    # values that are not tuples or dicts of one shape are shown whole
+    shown = noted_pair(np.ones(2), np.zeros(3), FLOAT64)
+    assert shown[1].count("\n") >= 1 and shown[2] == ([], [])
+

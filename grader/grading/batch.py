@@ -11,7 +11,8 @@ The order of work:
    same sandbox, bridge and checker, and must earn full marks, and its release must earn
    0; otherwise nobody is graded;
 4. run one job per submitted notebook in a pool of worker processes
-   (:func:`grader.grading.job.run_job`), or with ``--scheduler`` on the workers of a Dask
+   (:func:`grader.grading.job.run_job`, which walks the steps listed in
+   ``grader.grading.job.STEPS``), or with ``--scheduler`` on the workers of a Dask
    cluster, which call the same function (:mod:`grader.grading.cluster`);
 5. as each submission finishes, write its gradebook entry, late penalty, autograded
    folder, feedback pages and JSON result, in this process only

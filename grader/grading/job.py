@@ -5,6 +5,24 @@ notebooks to a result record and an autograded notebook.
 limits, the sandbox to use), so a job can run in a worker process here or, later, on
 another machine. :func:`run_job` never raises: a problem of the grader itself becomes a
 result with status ``failed`` and the reason.
+
+The grading of one notebook is the list :data:`STEPS`, walked in order over one
+:class:`JobState`, as nbgrader's converters walk their list of preprocessors:
+
+1. :func:`choose_notebook`: which submitted file is the notebook;
+2. :func:`read_notebook`: read it as a notebook;
+3. :func:`assemble_plan`: rebuild it on the assignment's cells (with nothing to grade,
+   the job ends here with status ``missing``);
+4. :func:`list_checks`: the checks of each test cell, from the source notebook;
+5. :func:`note_integrity`: what a person should look at, read from its source;
+6. :func:`write_files`: the submission's files into a private directory;
+7. :func:`run_and_check`: run it in the sandboxed kernel, the trusted checker judging
+   each test cell (a kernel that will not start, twice, ends the job: ``failed``);
+8. :func:`score_results`: each test's points and message.
+
+A step that ends the job early sets ``JobState.finished``; a job whose every step ran is
+graded. Each step has its test file, ``tests/test_step_<name>.py``
+(``tests/test_grading_steps.py`` keeps it so, and checks the order of the walk).
 """
 from __future__ import annotations
 
@@ -18,15 +36,16 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from ..course import CheckCall
 from . import nbjson
 from .checker import Checker, source_tests
 from .choice import MISSING, UNREADABLE, choose
 from .integrity import notes as integrity_notes
-from .kernel import Kernel, KernelStartError, run_notebook
+from .kernel import CellRun, Kernel, KernelStartError, run_notebook
 from .nbjson import cell_text, nbgrader_meta
 from .repair import Plan, assemble, read_submission
 from .sandbox import Limits, Sandbox
-from .results import TestResult
+from .results import CheckVerdict, TestResult
 from .scoring import answers, missing_tests, score
 
 
@@ -296,63 +315,190 @@ def run_job(job: Job) -> JobResult:
         return _result(job, "failed", start, error=traceback.format_exc())
 
 
-def _run(job: Job, start: float) -> JobResult:
-    source = nbjson.from_dict(job.source)
-    release = nbjson.from_dict(job.release)
-    chosen, notes, flags = job.submitted_as, [], []
+@dataclass
+class JobState:
+    """What the steps of one job read and write, in the order the steps fill it in.
+
+    A step that ends the job early (nothing to grade, no kernel would start) puts its
+    result in ``finished``; :func:`_run` then walks no further."""
+
+    job: Job
+    start: float  # time.monotonic() at the job's start (a result's seconds count from it)
+    source: nbjson.Node  # the source notebook (solutions and hidden tests)
+    release: nbjson.Node  # the released notebook
+    # choose_notebook
+    chosen: str | None = None  # the submitted file to grade (None: there is none)
+    flags: list[str] = field(default_factory=list)
+    choice_notes: list[str] = field(default_factory=list)
+    # read_notebook
+    submitted: dict | None = None  # the chosen file read as a notebook (None: not readable)
+    problem: str = ""  # why there is no notebook to grade
+    # assemble_plan
+    plan: Plan | None = None
+    # list_checks
+    checks: dict[str, list[CheckCall]] = field(default_factory=dict)  # by the test cell's grade_id
+    # note_integrity
+    integrity: list[str] = field(default_factory=list)
+    # write_files
+    private: _Private | None = None  # removed by _run, whatever happens
+    notes: list[str] = field(default_factory=list)  # said while grading (after job.notes)
+    # run_and_check
+    runs: list[CellRun | None] = field(default_factory=list)  # one per cell of the plan
+    verdicts: dict[str, CheckVerdict] = field(default_factory=dict)  # by the test cell's grade_id
+    # score_results
+    tests: list[TestResult] = field(default_factory=list)
+    manual: list[dict] = field(default_factory=list)
+    incidents: list[str] = field(default_factory=list)
+    # any step that ends the job early
+    finished: JobResult | None = None
+
+    @classmethod
+    def begin(cls, job: Job, start: float) -> JobState:
+        return cls(job, start, nbjson.from_dict(job.source), nbjson.from_dict(job.release))
+
+
+def choose_notebook(state: JobState) -> None:
+    """Which submitted file is the notebook (``grader.grading.choice``). Reads the job's
+    files and candidates; writes ``chosen``, ``choice_notes`` and ``flags``. The
+    environment proof grades the file it names, without choosing."""
+    job = state.job
+    state.chosen = job.submitted_as
     if not job.proof:
-        choice = choose(job.candidates, job.files, source, release, job.notebook)
-        chosen, notes, flags = choice.name, choice.notes, choice.flags
+        choice = choose(job.candidates, job.files, state.source, state.release, job.notebook)
+        state.chosen, state.choice_notes, state.flags = choice.name, choice.notes, choice.flags
+
+
+def read_notebook(state: JobState) -> None:
+    """Read the chosen file as a notebook (``grader.grading.repair.read_submission``).
+    Reads ``chosen``; writes ``submitted``, ``problem`` (why there is nothing to grade)
+    and ``flags`` (missing, unreadable)."""
+    job, chosen = state.job, state.chosen
     if chosen is None or chosen not in job.files:
-        submitted, problem = None, f"No notebook {job.notebook} was submitted."
-        flags = flags or [MISSING]
+        state.submitted, state.problem = None, f"No notebook {job.notebook} was submitted."
+        state.flags = state.flags or [MISSING]
     else:
         submitted, problem = read_submission(job.files[chosen])
-        problem = problem and f"{chosen!r}: {problem}."
-        if submitted is None and UNREADABLE not in flags:
-            flags = [*flags, UNREADABLE]
-    plan = proof_plan(source, release) if job.proof else assemble(source, release, submitted)
-    job.notes = [*job.notes, *notes]
-    if submitted is None:
-        tests = missing_tests(plan, problem)
-        manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
-        return _result(job, "missing", start, tests=tests, manual=manual,
-                       answers=[{**a, "answered": False} for a in answers(plan)],
-                       autograded=plan.nb, notes=[*job.notes, problem], flags=flags,
-                       submitted_as=chosen)
+        state.submitted, state.problem = submitted, problem and f"{chosen!r}: {problem}."
+        if submitted is None and UNREADABLE not in state.flags:
+            state.flags = [*state.flags, UNREADABLE]
 
-    tests = source_tests(job.source)
-    if job.proof:
-        tests.update({f"{RELEASED}{gid}": calls for gid, calls in tests.items()})
-    targets = {call.target: call.exercise for calls in tests.values() for call in calls}
-    integrity = integrity_notes(plan, job.source, targets)
-    private = _take_spare(job) or _Private(job)
+
+def assemble_plan(state: JobState) -> None:
+    """The notebook that will run: the submission rebuilt on the assignment's cells
+    (``grader.grading.repair.assemble``), or for the proof :func:`proof_plan`. Reads
+    ``submitted``; writes ``plan``, and adds ``choice_notes`` to ``job.notes`` (so that
+    every result from here on carries them, a failed one too). With no notebook to
+    grade the job ends here: status ``missing``, every test 0 with ``problem`` as why."""
+    job = state.job
+    plan = proof_plan(state.source, state.release) if job.proof else \
+        assemble(state.source, state.release, state.submitted)
+    state.plan = plan
+    job.notes = [*job.notes, *state.choice_notes]
+    if state.submitted is None:
+        tests = missing_tests(plan, state.problem)
+        manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
+        state.finished = _result(job, "missing", state.start, tests=tests, manual=manual,
+                                 answers=[{**a, "answered": False} for a in answers(plan)],
+                                 autograded=plan.nb, notes=[*job.notes, state.problem],
+                                 flags=state.flags, submitted_as=state.chosen)
+
+
+def list_checks(state: JobState) -> None:
+    """The checks each test cell makes, read from the SOURCE notebook's cell of that
+    grade_id (``grader.grading.checker.source_tests``); for the proof, the release's
+    copies of the test cells (``release:<grade_id>``) make the same checks. Reads the
+    job's source; writes ``checks``."""
+    checks = source_tests(state.job.source)
+    if state.job.proof:
+        checks.update({f"{RELEASED}{gid}": calls for gid, calls in checks.items()})
+    state.checks = checks
+
+
+def note_integrity(state: JobState) -> None:
+    """What in the submission a person should look at (``grader.grading.integrity``),
+    read from its source, never run. Reads ``plan`` and ``checks`` (the names they check);
+    writes ``integrity``."""
+    targets = {call.target: call.exercise for calls in state.checks.values() for call in calls}
+    state.integrity = integrity_notes(state.plan, state.job.source, targets)
+
+
+def write_files(state: JobState) -> None:
+    """Put the submission's files beside the notebook, in a private directory the kernel
+    cannot write: this worker's spare (its kernel already starting) or a new one; the next
+    job's spare starts now, while this notebook runs. A file that would be imported in
+    place of a real module is left out, and the course's own files replace the student's
+    copies. Reads the job's files; writes ``private`` and ``notes`` (what was left out or
+    could not be written)."""
+    job = state.job
+    private = state.private = _take_spare(job) or _Private(job)
     _launch_spare(job)  # the next job's kernel starts while this notebook runs
+    hidden = shadowing(job.files)
+    notes = [f"Your file {name} was not used: it would replace the module {module} "
+             "that grading needs." for name, module in sorted(hidden.items())]
+    notes += _write_files(private.work, {k: v for k, v in job.files.items() if k not in hidden})
+    _write_files(private.work, job.course_files)
+    state.notes = notes
+
+
+def run_and_check(state: JobState) -> None:
+    """Run ``plan``'s notebook in the sandboxed kernel (``grader.grading.kernel``), the
+    trusted :class:`~grader.grading.checker.Checker` judging each test cell with
+    ``checks``. A kernel that does not start is tried once more (a busy machine can be
+    slow to start one); if it fails again the job ends: status ``failed``. Reads
+    ``plan``, ``checks`` and ``private``; writes ``runs`` and ``verdicts``."""
+    plan, private, job = state.plan, state.private, state.job
+    replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
+    checker = Checker(plan, state.checks)
     try:
-        work = private.work
-        hidden = shadowing(job.files)
-        notes = [f"Your file {name} was not used: it would replace the module {module} "
-                 "that grading needs." for name, module in sorted(hidden.items())]
-        notes += _write_files(work, {k: v for k, v in job.files.items() if k not in hidden})
-        _write_files(work, job.course_files)
-        replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
-        checker = Checker(plan, tests)
+        runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first,
+                            on_test=checker.on_test)
+    except KernelStartError:  # once more: a busy machine can be slow to start a kernel
+        checker = Checker(plan, state.checks)
         try:
-            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first,
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable,
                                 on_test=checker.on_test)
-        except KernelStartError:  # once more: a busy machine can be slow to start a kernel
-            checker = Checker(plan, tests)
-            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, on_test=checker.on_test)
-        tests, manual, incidents = score(plan, runs, checker.results)
-        notes += [p[0].upper() + p[1:] + "." for p in private.problems()]
-    except KernelStartError as exc:
-        return _result(job, "failed", start, error=str(exc))
+        except KernelStartError as exc:
+            state.finished = _result(job, "failed", state.start, error=str(exc))
+            return
+    state.runs, state.verdicts = runs, checker.results
+
+
+def score_results(state: JobState) -> None:
+    """Each test's points and message from the runs and the verdicts
+    (``grader.grading.scoring``), and what went wrong while putting the files in place.
+    Reads ``plan``, ``runs``, ``verdicts`` and ``private``; writes ``tests``, ``manual``,
+    ``incidents`` and ``notes``. A job whose every step ran is graded (:func:`_graded`)."""
+    state.tests, state.manual, state.incidents = score(state.plan, state.runs, state.verdicts)
+    state.notes += [p[0].upper() + p[1:] + "." for p in state.private.problems()]
+
+
+# The grading of one submitted notebook, in order; :func:`_run` walks it.
+STEPS = (choose_notebook, read_notebook, assemble_plan, list_checks, note_integrity,
+         write_files, run_and_check, score_results)
+
+
+def _run(job: Job, start: float) -> JobResult:
+    """Walk :data:`STEPS` until one ends the job; a job whose every step ran is graded.
+    The private directory is removed whatever happens."""
+    state = JobState.begin(job, start)
+    try:
+        for step in STEPS:
+            step(state)
+            if state.finished is not None:
+                return state.finished
     finally:
-        private.remove()
-    return _result(job, "graded", start, tests=tests, manual=manual, answers=answers(plan),
-                   repairs=plan.repairs, incidents=incidents, autograded=plan.nb,
-                   notes=[*job.notes, *notes], integrity=integrity, flags=flags,
-                   submitted_as=chosen)
+        if state.private is not None:
+            state.private.remove()
+    return _graded(state)
+
+
+def _graded(state: JobState) -> JobResult:
+    """The result of a job whose every step ran."""
+    job, plan = state.job, state.plan
+    return _result(job, "graded", state.start, tests=state.tests, manual=state.manual,
+                   answers=answers(plan), repairs=plan.repairs, incidents=state.incidents,
+                   autograded=plan.nb, notes=[*job.notes, *state.notes], integrity=state.integrity,
+                   flags=state.flags, submitted_as=state.chosen)
 
 
 RELEASED = "release:"  # the grade_ids of the proof's second half
