@@ -10,7 +10,7 @@ recordings say the same when:
   messages, the stand-ins' parameters and the calls they describe;
 * every float that belongs to a case (its inputs, the reference's outcome, each
   catalogued mistake's outcome) agrees with the other recording's within *that case's*
-  tolerance, both ways: ``Case.tol``, the rule ``grader.learner.compare`` documents and
+  tolerance, both ways: ``Case.tol``, the rule ``grader.learner.difference`` documents and
   every check applies to a learner's answer;
 * every sealed stand-in (``grader.learner.standin``) unlocks, with the inputs the
   reference passes its helper on *this* machine, a result that agrees with what the other
@@ -29,7 +29,7 @@ import numpy as np
 
 from .learner import codec
 from .learner.cases import Case, Expectations
-from .learner.compare import FLOAT64, Tolerance
+from .learner.difference import FLOAT64, Tolerance
 
 SHOWN = 8  # differences listed per recording; the rest are counted
 

@@ -4,7 +4,7 @@ catalogued mistake; its message is short and hands over no solution code."""
 from grader import lessons
 from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
+from grader.learner.wording import MESSAGE_LINES
 from sources import handed_over
 
 

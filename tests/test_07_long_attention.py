@@ -604,7 +604,7 @@ class _Kernel:
 def _graded(namespace: dict, source: str, exercise: str, target: str, hidden: bool = False):
     from grader.course import CheckCall
     from grader.grading.bridge import Session
-    from grader.grading.checker import Checker
+    from grader.grading.trusted import Checker
     from grader.learner.shortcuts import SourceReader
 
     reader = SourceReader()

@@ -16,7 +16,7 @@ import pytest
 
 from grader.course import CheckCall
 from grader.grading.bridge import BridgeIncident, LIMITS
-from grader.grading.checker import Checker
+from grader.grading.trusted import Checker
 from grader.grading.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.shortcuts import SourceReader

@@ -17,7 +17,7 @@ from grader import lessons
 from grader.learner import agent, recording
 from grader.learner.checks import LocalSubject, find_expectations
 from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
+from grader.learner.wording import MESSAGE_LINES
 from grader.recording_compare import file_differences
 from conftest import message_difference
 from sources import handed_over, solution_fragments

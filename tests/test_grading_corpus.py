@@ -36,7 +36,7 @@ from attacks_scan import scan_attack_samples
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
-from grader.learner.messages import MESSAGE_LINES
+from grader.learner.wording import MESSAGE_LINES
 from grader.grading.results import STATUSES
 from grading_corpus import (
     Lesson,

@@ -2,7 +2,7 @@
 answer passes, every wrong one fails with a message that hands over no solution code and
 is not too long, and at least a given share of the messages name the learner's mistake.
 
-MAX_LINES is the limit every message keeps (``grader.learner.messages.MESSAGE_LINES``);
+MAX_LINES is the limit every message keeps (``grader.learner.wording.MESSAGE_LINES``);
 NAMED_AT_LEAST is what the checks achieve now: raise it as the messages improve
 (``benchmarks/heldout_diagnosis.py --misses`` lists the answers left unnamed).
 """
@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from grader import lessons
-from grader.learner.messages import MESSAGE_LINES
+from grader.learner.wording import MESSAGE_LINES
 from heldout import diagnosis, measure, measure_all, names
 from heldout_answers import RIGHT, WRONG
 from sources import handed_over

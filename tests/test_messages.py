@@ -1,10 +1,10 @@
-"""How a check's message shows inputs and values (grader/learner/messages.py): each test
+"""How a check's message shows inputs and values (grader/learner/wording.py): each test
 feeds in what an earlier wording showed wrongly, and reads what it shows now."""
 import numpy as np
 
 from grader.learner.cases import Case
-from grader.learner.compare import difference
-from grader.learner.messages import describe_input, fmt_value
+from grader.learner.difference import difference
+from grader.learner.wording import describe_input, fmt_value
 
 
 def test_a_list_of_equal_blocks_is_shown_block_by_block_not_as_one_2d_array():
@@ -47,8 +47,8 @@ def test_a_scalar_nan_is_named_without_an_index():
 def test_a_pair_of_results_is_narrowed_to_what_differs():
     import numpy as np
 
-    from grader.learner.compare import FLOAT64
-    from grader.learner.messages import note_text, noted_pair
+    from grader.learner.difference import FLOAT64
+    from grader.learner.wording import note_text, noted_pair
 
     weights = np.full((2, 2, 3, 3), 1 / 3)
     wrong = weights.copy()

@@ -30,7 +30,7 @@ from conftest import ROOT
 from grader import CheckFailed, check
 from grader.course import CheckCall
 from grader.grading.bridge import Session
-from grader.grading.checker import Checker
+from grader.grading.trusted import Checker
 from grader.grading.kernel import CellRun
 from grader.learner import agent, one_pass
 from grader.learner.cases import Case, ErrorInfo, Outcome
@@ -482,7 +482,7 @@ def test_only_an_exercise_that_hands_its_input_over_once_says_read_twice():
 
 
 def test_an_exercise_whose_driver_brings_no_words_gets_plain_ones():
-    from grader.learner.messages import describe_input
+    from grader.learner.wording import describe_input
 
     case = Case(([np.ones(2), np.ones(1)],), note="two blocks", names=("xs",))
     for kind, spec in (("stream", {"stream": 0}), ("rows", {"rows": [0], "block": 1})):

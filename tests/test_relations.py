@@ -10,9 +10,9 @@ import torch
 from grader import lessons
 from grader.learner.cases import Case, ErrorInfo, ExerciseInfo, Expectations, Outcome
 from grader.learner.checks import LocalSubject, find_expectations
-from grader.learner.compare import FLOAT32, FLOAT64
+from grader.learner.difference import FLOAT32, FLOAT64
 from grader.learner.engine import judge
-from grader.learner.messages import MESSAGE_LINES
+from grader.learner.wording import MESSAGE_LINES
 from grader.learner.relations import relate
 from grader.learner.standin import MISMATCH
 

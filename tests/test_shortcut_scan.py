@@ -17,7 +17,7 @@ import attacks_scan
 from grader import check
 from grader.course import CheckCall
 from grader.grading.bridge import Session
-from grader.grading.checker import Checker
+from grader.grading.trusted import Checker
 from grader.grading.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.checks import CheckFailed

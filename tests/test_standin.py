@@ -17,7 +17,7 @@ import pytest
 
 from grader.course import CheckCall
 from grader.grading.bridge import Session
-from grader.grading.checker import Checker
+from grader.grading.trusted import Checker
 from grader.learner import codec
 from grader.learner.checks import verdict
 from grader.learner.shortcuts import SourceReader

@@ -1,7 +1,7 @@
 """Integrity notes: what in a submission a human should look at.
 
 Read from the submission's source, never run. The scores stay what the checker computed
-(no submission can change its own verdict: ``grader.grading.checker``); these notes only
+(no submission can change its own verdict: ``grader.grading.trusted``); these notes only
 point a person at code that tried, or looks like it tried:
 
 * rebinding ``check`` (or the package it comes from) in a notebook;

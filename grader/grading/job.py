@@ -38,7 +38,7 @@ from pathlib import Path, PurePosixPath
 
 from ..course import CheckCall
 from . import nbjson
-from .checker import Checker, source_tests
+from .trusted import Checker, source_tests
 from .choice import MISSING, UNREADABLE, choose
 from .integrity import notes as integrity_notes
 from .kernel import CellRun, Kernel, KernelStartError, run_notebook
@@ -405,7 +405,7 @@ def assemble_plan(state: JobState) -> None:
 
 def list_checks(state: JobState) -> None:
     """The checks each test cell makes, read from the SOURCE notebook's cell of that
-    grade_id (``grader.grading.checker.source_tests``); for the proof, the release's
+    grade_id (``grader.grading.trusted.source_tests``); for the proof, the release's
     copies of the test cells (``release:<grade_id>``) make the same checks. Reads the
     job's source; writes ``checks``."""
     checks = source_tests(state.job.source)
@@ -442,7 +442,7 @@ def write_files(state: JobState) -> None:
 
 def run_and_check(state: JobState) -> None:
     """Run ``plan``'s notebook in the sandboxed kernel (``grader.grading.kernel``), the
-    trusted :class:`~grader.grading.checker.Checker` judging each test cell with
+    trusted :class:`~grader.grading.trusted.Checker` judging each test cell with
     ``checks``. A kernel that does not start is tried once more (a busy machine can be
     slow to start one); if it fails again the job ends: status ``failed``. Reads
     ``plan``, ``checks`` and ``private``; writes ``runs`` and ``verdicts``."""

@@ -630,7 +630,7 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
     a kernel already launched for this notebook. ``replayable(i)`` says whether cell i
     should run again in a fresh kernel after a death (test cells need not). For a test
     cell, ``on_test(i, kernel, deadline)`` checks it from outside the kernel
-    (``grader.grading.checker``) and returns how it went, and the cell is not executed;
+    (``grader.grading.trusted``) and returns how it went, and the cell is not executed;
     for any other cell it returns None.
     Raises :class:`KernelStartError` only if the very first kernel cannot start.
     """

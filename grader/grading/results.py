@@ -23,7 +23,7 @@ STATUSES = (
 )
 
 
-# What the checker says of one test cell, before scoring (``grader.grading.checker``):
+# What the checker says of one test cell, before scoring (``grader.grading.trusted``):
 CHECKED = ("passed", "failed", "error", "incident")
 
 

@@ -1,7 +1,7 @@
 """Points, status and message for each test cell of a graded notebook.
 
 A test cell earns its points when every check it makes passes, as the checker judged it
-outside the learner's kernel (``grader.grading.checker``). Each test cell's result is a
+outside the learner's kernel (``grader.grading.trusted``). Each test cell's result is a
 :class:`grader.grading.results.TestResult`, whose status is one of ``results.STATUSES``.
 
 When the answer cell a test depends on was stopped (timeout, memory, a dead kernel), the

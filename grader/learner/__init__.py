@@ -3,8 +3,8 @@ holds.
 
 * ``check`` (:mod:`.checks`) and the engine behind it (:mod:`.engine`), with the cases and
   expectations as data (:mod:`.cases`, :mod:`.codec`), how values differ
-  (:mod:`.compare`) and the kinds of comparison (:mod:`.comparisons`), the messages
-  (:mod:`.messages`), the relations (:mod:`.relations`) and the shortcut scan
+  (:mod:`.difference`) and the kinds of comparison (:mod:`.comparisons`), the wording of messages
+  (:mod:`.wording`), the relations (:mod:`.relations`) and the shortcut scan
   (:mod:`.shortcuts`);
 * :mod:`.plugins`: the interface through which a lesson folder's ``learner.py`` adds its
   own kinds of driver, comparison and fixture (the engine names no lesson);

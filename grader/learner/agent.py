@@ -99,7 +99,7 @@ def error_info(exc: BaseException, answer) -> ErrorInfo:
 # ----------------------------------------------------------------------------- drivers
 
 def _same_input(before, after) -> bool:
-    from .compare import to_numpy
+    from .difference import to_numpy
 
     before, after = to_numpy(before), to_numpy(after)
     if isinstance(before, np.ndarray) and isinstance(after, np.ndarray):

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from . import plugins
-from .compare import FLOAT32, FLOAT64, Tolerance
+from .difference import FLOAT32, FLOAT64, Tolerance
 from .shortcuts import Rules
 
 TOLERANCES = {"float64": FLOAT64, "float32": FLOAT32}

@@ -20,8 +20,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from .compare import FLOAT32, difference, to_numpy
-from .messages import and_join
+from .difference import FLOAT32, difference, to_numpy
+from .wording import and_join
 from .plugins import from_data, register_comparison, to_data
 from .validation import shape_str
 
@@ -61,7 +61,7 @@ def same_numbers(a, b) -> bool:
 @register_comparison
 @dataclass(frozen=True)
 class Comparison:
-    """The default: ``grader.learner.compare.difference`` at the case's tolerance."""
+    """The default: ``grader.learner.difference.difference`` at the case's tolerance."""
 
     kind: ClassVar[str] = "default"
 
@@ -83,7 +83,7 @@ class Comparison:
 
     def show(self, value, case, role: str, diff: Difference | None) -> str:
         """How the message shows ``value`` (``role``: "expected" or "returned")."""
-        from .messages import fmt_value
+        from .wording import fmt_value
 
         return fmt_value(value)
 
@@ -91,9 +91,9 @@ class Comparison:
         """How the message shows the expected and the returned value side by side, and a
         note on what is not shown (``noted_pair``'s): a kind that shows values its own way shows each alone;
         otherwise a tuple or dict is narrowed to the entries that differ
-        (``grader.learner.messages.noted_pair``)."""
+        (``grader.learner.wording.noted_pair``)."""
         if type(self).show is Comparison.show:
-            from .messages import noted_pair
+            from .wording import noted_pair
 
             return noted_pair(expected, returned, case.tol)
         return (self.show(expected, case, "expected", diff),
@@ -162,7 +162,7 @@ class ModuleOutcome(Comparison):
         plain = all(isinstance(v, dict) and "output" in v and "not_module" not in v and "layout" not in v
                     for v in (expected, returned))
         if plain and (diff is None or diff.focus != "layout"):
-            from .messages import noted_pair
+            from .wording import noted_pair
 
             order = tuple(index for index, _ in self.items or ())
             return noted_pair(expected["output"], returned["output"], case.tol, first=order)
@@ -173,7 +173,7 @@ class ModuleOutcome(Comparison):
         return super().show_pair(expected, returned, case, diff)
 
     def show(self, value, case, role, diff):
-        from .messages import fmt_value
+        from .wording import fmt_value
 
         if isinstance(value, dict):
             if "not_module" in value:

@@ -10,7 +10,7 @@ The order of work, the same for every exercise and wherever the check runs:
 On success the verdict is one line. On failure the message holds the smallest failing
 input, the expected and the actual value, what differs, and a diagnosis: the catalogued
 mistake that behaves like the answer on the cases, or a general hint. Tolerances are
-documented in ``grader.learner.compare``.
+documented in ``grader.learner.difference``.
 
 The engine never calls an answer itself and never sees the reference. It gets
 :class:`~grader.learner.cases.Expectations` (recorded in a notebook, or computed live by
@@ -28,7 +28,7 @@ import numpy as np
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference
-from .messages import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
+from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .one_pass import ERRORS as ONE_PASS_ERRORS
 from .one_pass import message as one_pass_message

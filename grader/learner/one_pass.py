@@ -695,7 +695,7 @@ def message(name: str, spec: dict, case, error) -> str:
     whose type is one of :data:`ERRORS`) on ``case``, in the words of ``spec`` (the
     driver's ``"one_pass"``): the diagnosis first, then what was read and where, then the
     smallest input."""
-    from .messages import case_title, describe_input
+    from .wording import case_title, describe_input
 
     say = {**SAY, **{k: tuple(v) for k, v in (spec.get("say") or {}).items()}}
     head, why = say.get(error.type, say["ReadTwice"])

@@ -51,7 +51,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .compare import FLOAT64, Tolerance, difference, to_numpy
+from .difference import FLOAT64, Tolerance, difference, to_numpy
 from .validation import shape_str
 
 # Above this many entries, a result is only tested for a factor, a sign and an offset: the

@@ -12,7 +12,7 @@ import numpy as np
 from ...learner.shortcuts import NUMPY_PRODUCT_OBJECTS, NUMPY_PRODUCTS, Rules
 from ...learner.validation import matmul_operands
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import attention_quantities, normal, scaled, small_ints, with_variants
+from ..drawing import attention_quantities, normal, scaled, small_ints, with_variants
 from ..messages import transposed_with_dot_t
 from . import reference as ref
 

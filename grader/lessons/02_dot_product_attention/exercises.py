@@ -10,7 +10,7 @@ import numpy as np
 
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import attention_quantities, normal, small_ints, with_variants
+from ..drawing import attention_quantities, normal, small_ints, with_variants
 from . import reference as ref
 from .learner import Accepted
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...learner.compare import difference
+from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference, number
 from ...learner.plugins import register_comparison
 

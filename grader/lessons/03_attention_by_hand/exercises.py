@@ -21,7 +21,7 @@ import numpy as np
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import attention_quantities
+from ..drawing import attention_quantities
 from . import reference as ref
 from .learner import Exact, Steps, Value, seal_key, seal_variant
 

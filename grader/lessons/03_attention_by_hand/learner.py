@@ -25,7 +25,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...learner.compare import difference
+from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.drivers import Driver
 from ...learner.plugins import register_comparison, register_driver
@@ -471,7 +471,7 @@ class Steps(Comparison):
         return None
 
     def show(self, value, case, role, diff):
-        from ...learner.messages import fmt_value
+        from ...learner.wording import fmt_value
 
         if not isinstance(value, dict) or diff is None or diff.focus is None:
             return fmt_value(value)

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...learner.codec import Fixture
-from ...learner.compare import FLOAT32, difference
+from ...learner.difference import FLOAT32, difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.fixtures import torch_mha
 from ...learner.plugins import register_comparison, register_fixture

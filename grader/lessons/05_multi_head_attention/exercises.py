@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from ...learner.codec import Fixture
-from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...learner.compare import difference
+from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.fixtures import load_state
-from ...learner.messages import and_join
+from ...learner.wording import and_join
 from ...learner.plugins import register_comparison, register_fixture
 
 LAYERS = ("w_q", "w_k", "w_v", "w_o")

@@ -19,7 +19,7 @@ from torch import nn
 from courseware.ablation import LAST
 
 from ...learner.codec import Fixture
-from ...learner.compare import FLOAT32
+from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from .. import BadInput, Case, Exercise, Misconception, knob, register

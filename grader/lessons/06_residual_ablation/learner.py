@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...learner.codec import Fixture
-from ...learner.compare import difference
+from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference, number, same_numbers
 from ...learner.fixtures import load_state
 from ...learner.plugins import register_comparison, register_fixture
@@ -123,7 +123,7 @@ class Losses(Comparison):
 
     @staticmethod
     def _text(expected, actual, case) -> str | None:
-        from ...learner.compare import _is_torch
+        from ...learner.difference import _is_torch
 
         if _is_torch(actual) or not isinstance(actual, (list, tuple)):
             return (f"returned {type(actual).__name__}, expected a list of {len(expected)} "

@@ -10,12 +10,12 @@ import functools
 
 import numpy as np
 
-from ...learner.compare import FLOAT32, FLOAT64
+from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.drivers import Call, Object
 from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
+from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from courseware.positions import rope_score_inputs
 from .. import BadInput, Case, Exercise, Misconception, knob, register
-from ..cases import floats, normal, small_ints, with_variants
+from ..drawing import floats, normal, small_ints, with_variants
 from . import reference as ref
 
 

@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 
 from ..learner.cases import Case, non_contiguous
-from ..learner.compare import FLOAT32
+from ..learner.difference import FLOAT32
 
 
 def small_ints(rng: np.random.Generator, shape, low: int = -3, high: int = 3) -> np.ndarray:

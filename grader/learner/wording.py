@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 from .cases import Case
-from .compare import difference, to_numpy
+from .difference import difference, to_numpy
 from .validation import scalar_str, shape_str
 
 
