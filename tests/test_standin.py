@@ -198,10 +198,48 @@ def _solution_namespace(lesson: Lesson) -> dict:
 COMPOSITES = [(name, ex) for name, ex in sorted(load_all().items()) if ex.calls is not None]
 
 
-def test_the_composites_are_the_lessons_functions_that_call_other_graded_ones():
-    assert {name for name, _ in COMPOSITES} == {
-        "scaled_dot_product_attention", "self_attention", "attention_by_hand",
-        "row_convention_attention", "attention_mask", "masked_attention", "rope_scores"}
+def solution_runs() -> dict[str, set[str]]:
+    """Each exercise -> the other graded parts of its lesson its solution runs (by name)."""
+    import ast
+
+    from grader.course import assignments
+
+    exercises, found = load_all(), {}
+    for assignment in assignments(ROOT):
+        lesson = Lesson(assignment, ROOT)
+        graded = {n for n in exercises if lesson_of(n) == assignment}
+        for gid, code in lesson.answers.items():
+            name = lesson.exercise.get(gid)
+            if name in exercises:
+                try:
+                    named = {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name)}
+                except SyntaxError:
+                    continue
+                found[name] = (named & graded) - {name}
+    return found
+
+
+def undeclared(runs: dict[str, set[str]], exercises) -> list[str]:
+    """The exercises whose solution runs other graded parts that they declare neither as
+    ``calls`` (stand-ins) nor as ``uses`` (named when they fail)."""
+    return sorted(name for name, others in runs.items() if others and exercises[name].calls is None
+                  and not others <= set(exercises[name].uses))
+
+
+def test_every_solution_that_runs_another_graded_part_declares_it():
+    """A new lesson's composite is found from its solution, not from a list kept here."""
+    runs = solution_runs()
+    assert not undeclared(runs, load_all())
+    assert {name for name, _ in COMPOSITES} <= {name for name, others in runs.items() if others}
+    assert len(COMPOSITES) >= 7
+
+
+def test_the_declaration_check_sees_a_composite_that_declares_nothing():
+    from types import SimpleNamespace
+
+    exercises = {"f": SimpleNamespace(calls=None, uses=()), "g": SimpleNamespace(calls=None, uses=("h",)),
+                 "k": SimpleNamespace(calls=object(), uses=())}
+    assert undeclared({"f": {"h"}, "g": {"h", "m"}, "k": {"h"}}, exercises) == ["f", "g"]
 
 
 @pytest.mark.parametrize("name, ex", COMPOSITES, ids=[n for n, _ in COMPOSITES])
