@@ -49,7 +49,7 @@ from . import codec
 from .env import peak_bytes
 from .fixtures import materialise
 from .one_pass import watched
-from .plugins import from_data, register_driver
+from .plugins import from_data, register_driver, to_data
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,6 @@ class Driver:
         return None
 
     def to_data(self) -> dict:
-        from .plugins import to_data
-
         return to_data(self)
 
     @staticmethod
@@ -197,7 +195,6 @@ def as_data(value):
         return codec.decode(codec.encode(value, strict=False))
     except (codec.EncodeError, codec.DecodeError, RecursionError) as exc:
         return codec.Opaque("unreadable", f"a result that could not be read as data ({exc})")
-
 
 
 @register_driver
