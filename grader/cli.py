@@ -56,6 +56,17 @@ def _grade(args) -> int:
                  only=args.assignment, scheduler=args.scheduler)
 
 
+def _serve(args) -> int:
+    from .grading.sandbox import Limits
+    from .grading.serve import serve
+
+    limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
+                    processes=args.processes)
+    out = Path(args.out) if args.out else course_root() / "grading"
+    return serve(out, once=args.once, jobs=args.jobs, scheduler=args.scheduler, only=args.assignment,
+                 sandbox=args.sandbox, limits=limits, db_url=args.db, poll=args.poll)
+
+
 def _grades(args) -> int:
     from .grading.grades import grades_csv
     from .grading.gradebook import Recorder
@@ -96,6 +107,31 @@ def _positive(kind):
     return parse
 
 
+def _limit_options(p) -> None:
+    """The sandbox's limits and mode, as ``grade`` and ``serve`` take them."""
+    from .grading.sandbox import Limits
+
+    given = Limits()  # the defaults are the limits' own, said once
+    p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",
+                   help=f"seconds one cell may run (default {given.timeout:g})")
+    p.add_argument("--memory", type=_positive(int), default=given.memory_mb, metavar="MB",
+                   help=f"memory one notebook may use (default {given.memory_mb})")
+    p.add_argument("--wall", type=_positive(float), default=given.wall, metavar="S",
+                   help=f"seconds one notebook may run in all (default {given.wall:g})")
+    p.add_argument("--disk", type=_positive(int), default=given.disk_mb, metavar="MB",
+                   help=f"what one notebook may write, in its working folders and in /tmp each "
+                   f"(default {given.disk_mb}; past it, a write fails with 'No space left on "
+                   f"device')")
+    p.add_argument("--processes", type=_positive(int), default=given.processes, metavar="N",
+                   help=f"processes and threads one notebook may run at once (default "
+                   f"{given.processes}; past it, starting another fails with 'Resource "
+                   f"temporarily unavailable')")
+    p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
+                   help="bwrap: each submission in bubblewrap (default; grading refuses to run "
+                   "without it); none: run submissions unsandboxed, in a private directory with "
+                   "limits only, able to read what this user can read")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -119,27 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, metavar="DIR", help="where to write results and feedback")
     p.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
                    help="submissions graded at once (default: the number of cores)")
-    from .grading.sandbox import Limits
-
-    given = Limits()  # the defaults are the limits' own, said once
-    p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",
-                   help=f"seconds one cell may run (default {given.timeout:g})")
-    p.add_argument("--memory", type=_positive(int), default=given.memory_mb, metavar="MB",
-                   help=f"memory one notebook may use (default {given.memory_mb})")
-    p.add_argument("--wall", type=_positive(float), default=given.wall, metavar="S",
-                   help=f"seconds one notebook may run in all (default {given.wall:g})")
-    p.add_argument("--disk", type=_positive(int), default=given.disk_mb, metavar="MB",
-                   help=f"what one notebook may write, in its working folders and in /tmp each "
-                   f"(default {given.disk_mb}; past it, a write fails with 'No space left on "
-                   f"device')")
-    p.add_argument("--processes", type=_positive(int), default=given.processes, metavar="N",
-                   help=f"processes and threads one notebook may run at once (default "
-                   f"{given.processes}; past it, starting another fails with 'Resource "
-                   f"temporarily unavailable')")
-    p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
-                   help="bwrap: each submission in bubblewrap (default; grading refuses to run "
-                   "without it); none: run submissions unsandboxed, in a private directory with "
-                   "limits only, able to read what this user can read")
+    _limit_options(p)
     p.add_argument("--db", default=None, metavar="URL",
                    help="gradebook URL (default: the course's, from nbgrader_config.py)")
     p.add_argument("--student", action="append", metavar="NAME",
@@ -154,6 +170,34 @@ def main(argv: list[str] | None = None) -> int:
                    "processes here. On a cluster, each worker's --nworkers sets how many "
                    "notebooks it grades at once")
     p.set_defaults(func=_grade)
+    p = sub.add_parser(
+        "serve", help="grade each submission as it arrives in nbgrader's exchange, and release "
+        "its feedback",
+        description="Watch nbgrader's inbound exchange for every released assignment. Each new "
+        "submission (the latest of a student's) is collected into submitted/ as `nbgrader "
+        "collect` does, graded as `grade` grades it, recorded in the gradebook with its late "
+        "penalty, and its feedback generated and released through nbgrader, where the "
+        "student's Fetch Feedback finds it. Prints one line per submission and keeps "
+        "DIR/grades.csv and DIR/serve-health.json current. The attempt limit and holding "
+        "feedback until the due date are set in nbgrader_config.py (c.GradeOnSubmit). Safe "
+        "to kill at any moment: its record (DIR/serve.sqlite) says where each submission is.")
+    p.add_argument("--out", default=None, metavar="DIR",
+                   help="where to write grades.csv, results, feedback pages, the health file and "
+                   "the service's record (default: grading/ in the course)")
+    p.add_argument("--jobs", type=_positive(int), default=None, metavar="N",
+                   help="notebooks graded at once (default: the number of cores)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="grade on the Dask cluster at ADDRESS (or 'local'), as for grade")
+    p.add_argument("--assignment", action="append", metavar="NAME",
+                   help="watch only this assignment (repeatable; default: every released one)")
+    p.add_argument("--once", action="store_true",
+                   help="handle what is waiting, then exit (for cron, and for tests)")
+    p.add_argument("--poll", type=_positive(float), default=1.0, metavar="S",
+                   help="seconds between looks at the exchange (default 1)")
+    _limit_options(p)
+    p.add_argument("--db", default=None, metavar="URL",
+                   help="gradebook URL (default: the course's, from nbgrader_config.py)")
+    p.set_defaults(func=_serve)
     p = sub.add_parser(
         "grades", help="rewrite DIR/grades.csv from the gradebook (after grading by hand)",
         description="Write DIR/grades.csv from the gradebook without grading anything: the "

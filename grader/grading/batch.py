@@ -118,43 +118,70 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         process.terminate()
 
 
+class PoolRunner:
+    """A pool of worker processes that stays up between batches, so that a worker's spare
+    kernel (``grader.grading.job``) is warm for the next job. ``grade`` runs one batch on
+    it; ``serve`` runs one batch per round of submissions."""
+
+    def __init__(self, workers: int):
+        self.workers = workers
+        self.pool: ProcessPoolExecutor | None = None
+
+    def run(self, jobs: list[Job], on_result, meanwhile=None) -> None:
+        """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
+        ``meanwhile()`` runs here once the workers have started. A worker process that dies
+        takes only its own job with it (each job is tried twice)."""
+        pending = dict(enumerate(jobs))
+        tries = defaultdict(int)
+        context = multiprocessing.get_context("spawn")
+        while pending:
+            if self.pool is None:
+                self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+            pool = self.pool
+            try:
+                futures = {pool.submit(run_job, job): i for i, job in pending.items()}
+                if meanwhile is not None:
+                    meanwhile()
+                    meanwhile = None
+                for future in as_completed(futures):
+                    i = futures[future]
+                    try:
+                        result = future.result()
+                    except BrokenProcessPool:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 (pickling and the like)
+                        job = pending[i]
+                        result = JobResult(job.student, job.assignment, job.notebook, "failed",
+                                           error=f"{type(exc).__name__}: {exc}")
+                    del pending[i]
+                    on_result(i, result)
+            except BrokenProcessPool:
+                self.pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+                for i in list(pending):
+                    tries[i] += 1
+                    if tries[i] >= 2:
+                        job = pending.pop(i)
+                        on_result(i, JobResult(job.student, job.assignment, job.notebook, "failed",
+                                               error="the worker process grading it died twice"))
+            except BaseException:
+                self.pool = None
+                _stop(pool)
+                raise
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
+            self.pool = None
+
+
 def _run_pool(jobs: list[Job], workers: int, on_result, meanwhile=None) -> None:
-    """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
-    ``meanwhile()`` runs here once the workers have started. A worker process that dies
-    takes only its own job with it (each job is tried twice)."""
-    pending = dict(enumerate(jobs))
-    tries = defaultdict(int)
-    context = multiprocessing.get_context("spawn")
-    while pending:
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(pending)), mp_context=context)
-        try:
-            futures = {pool.submit(run_job, job): i for i, job in pending.items()}
-            if meanwhile is not None:
-                meanwhile()
-                meanwhile = None
-            for future in as_completed(futures):
-                i = futures[future]
-                try:
-                    result = future.result()
-                except BrokenProcessPool:
-                    raise
-                except Exception as exc:  # noqa: BLE001 (pickling and the like)
-                    job = pending[i]
-                    result = JobResult(job.student, job.assignment, job.notebook, "failed",
-                                       error=f"{type(exc).__name__}: {exc}")
-                del pending[i]
-                on_result(i, result)
-        except BrokenProcessPool:
-            for i in list(pending):
-                tries[i] += 1
-                if tries[i] >= 2:
-                    job = pending.pop(i)
-                    on_result(i, JobResult(job.student, job.assignment, job.notebook, "failed",
-                                           error="the worker process grading it died twice"))
-        except BaseException:
-            _stop(pool)
-            raise
-        pool.shutdown()
+    """One batch on a pool of ``min(workers, len(jobs))`` processes, closed after it."""
+    runner = PoolRunner(min(workers, max(len(jobs), 1)))
+    try:
+        runner.run(jobs, on_result, meanwhile)
+    finally:
+        runner.close()
 
 
 def _db_path(db_url: str) -> list[Path]:
@@ -261,16 +288,21 @@ def proof_problem(results: list[JobResult]) -> str:
     return ""
 
 
-def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
-               kit: str, outputs: Outputs, run=None, look: list[str] | None = None) -> int:
+def job_maker(course: dict[str, Assignment], box: Sandbox, limits: Limits, scratch: Path, kit: str):
+    """``make(student, assignment, notebook, source, release, files, submitted_as, notes)``:
+    a :class:`Job` with this run's sandbox, limits, scratch folder, fonts and kit."""
     fonts = font_cache()
 
     def make(student, assignment, name, source, release, files, submitted_as, notes):
         return Job(student, assignment, name, source, release, files, submitted_as,
                    course[assignment].files, box, limits, str(scratch), fonts, notes, kit)
+    return make
 
-    proof = proof_jobs(course, {s.assignment for s in subs}, make)
-    jobs, groups = list(proof), defaultdict(list)
+
+def submission_jobs(course: dict[str, Assignment], subs, make, jobs: list[Job]) -> dict:
+    """Append a job per notebook of each submission to ``jobs``; return, per submission's
+    key, the indices of its jobs."""
+    groups = defaultdict(list)
     for sub in subs:
         asg = course[sub.assignment]
         for name, (source, release) in asg.notebooks.items():
@@ -278,6 +310,15 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
             job = make(sub.student, sub.assignment, name, source, release, sub.files, None, list(sub.notes))
             job.candidates = candidates(sub.files, name, asg.notebooks)
             jobs.append(job)
+    return groups
+
+
+def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
+               kit: str, outputs: Outputs, run=None, look: list[str] | None = None) -> int:
+    make = job_maker(course, box, limits, scratch, kit)
+    proof = proof_jobs(course, {s.assignment for s in subs}, make)
+    jobs = list(proof)
+    groups = submission_jobs(course, subs, make, jobs)
     by_key = {sub.key: sub for sub in subs}
     results: dict[int, JobResult] = {}
     records, problems = [], []

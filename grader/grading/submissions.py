@@ -299,11 +299,14 @@ def _read_tree(top: Path, col: _Collector, only: str | None = None) -> None:
             _read_assignment(student_dir.name, adir, col)
 
 
-def _read_assignment(student: str, adir: Path, col: _Collector) -> None:
+def _read_assignment(student: str, adir: Path, col: _Collector, assignment: str | None = None) -> None:
+    """Read ``adir``, the folder of ``student``'s ``assignment`` (by default, the folder's name)."""
+    assignment = assignment or adir.name
+
     def unreadable(exc: OSError) -> None:
         where = Path(exc.filename or adir)
         rel = PurePosixPath(*where.relative_to(adir).parts) if where != adir else PurePosixPath()
-        col.not_read(student, adir.name, rel, _why(exc))
+        col.not_read(student, assignment, rel, _why(exc))
 
     found = False
     for dirpath, dirnames, filenames in os.walk(adir, onerror=unreadable, followlinks=False):
@@ -317,15 +320,15 @@ def _read_assignment(student: str, adir: Path, col: _Collector) -> None:
             try:
                 info = path.lstat()
             except OSError as exc:
-                col.not_read(student, adir.name, rel, _why(exc))
+                col.not_read(student, assignment, rel, _why(exc))
                 continue
             found = True
             if not stat.S_ISREG(info.st_mode):
-                col.not_read(student, adir.name, rel, _kind(info.st_mode))
+                col.not_read(student, assignment, rel, _kind(info.st_mode))
                 continue
-            col.add(student, adir.name, rel, lambda path=path: _read_file(str(path)), info.st_size)
+            col.add(student, assignment, rel, lambda path=path: _read_file(str(path)), info.st_size)
     if not found:
-        col.add(student, adir.name, PurePosixPath(), bytes, 0)
+        col.add(student, assignment, PurePosixPath(), bytes, 0)
 
 
 def _zip_prefix(names: list[PurePosixPath], assignments: set[str]) -> int:
