@@ -32,6 +32,8 @@ from .submissions import Submission, _Collector, _read_assignment, name_problem,
 SETTLE = 1.0  # seconds a folder must be left alone before it is read (submit writes it in steps)
 NO_SECRET_WAIT = 60.0  # a folder without submission_secret.txt is read once this old
 BACKDATED = 600.0  # seconds a claimed time may precede the folder's own change time
+BACKDATED_NOTE = "It claims to have been submitted at"
+BACKDATED_FLAG = "time set back"  # a flag of the submission: a person should look
 
 
 class ExchangeError(RuntimeError):
@@ -60,7 +62,7 @@ class Entry:
                                   "the time it reached the exchange counts instead.")
         if claimed < self.changed - BACKDATED:
             return self.changed, (
-                f"It claims to have been submitted at {utc(claimed)}, but it reached the exchange at "
+                f"{BACKDATED_NOTE} {utc(claimed)}, but it reached the exchange at "
                 f"{utc(self.changed)}; the later time counts.")
         return claimed, ""
 

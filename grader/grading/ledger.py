@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS submissions (
     released   REAL,              -- when its feedback reached the exchange
     secret_sha TEXT NOT NULL DEFAULT '',
     notebooks  TEXT NOT NULL DEFAULT '',  -- its notebooks, for notices ("|"-separated)
-    note       TEXT NOT NULL DEFAULT ''
+    note       TEXT NOT NULL DEFAULT '',
+    collected  TEXT NOT NULL DEFAULT '{}'  -- what reading its exchange folder found (JSON)
 );
 CREATE INDEX IF NOT EXISTS by_work ON submissions (student, assignment);
 CREATE INDEX IF NOT EXISTS by_phase ON submissions (phase);
@@ -67,6 +68,7 @@ class Row:
     secret_sha: str
     notebooks: str
     note: str
+    collected: str
 
     @property
     def key(self) -> tuple[str, str]:
@@ -133,3 +135,14 @@ class Ledger:
 
     def counts(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT phase, COUNT(*) FROM submissions GROUP BY phase").fetchall())
+
+    def last_graded(self) -> Row | None:
+        r = self.db.execute("SELECT * FROM submissions WHERE graded IS NOT NULL ORDER BY graded DESC "
+                            "LIMIT 1").fetchone()
+        return Row(*r) if r else None
+
+    def troubles(self, n: int = 20) -> list[Row]:
+        """The latest submissions that could not be graded or answered, with why."""
+        cur = self.db.execute("SELECT * FROM submissions WHERE phase IN ('failed', 'refused') "
+                              "ORDER BY seen DESC LIMIT ?", (n,))
+        return [Row(*r) for r in cur.fetchall()]

@@ -18,6 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import inert, nbfeedback
+from .exchange import BACKDATED_FLAG
 from .choice import MISSING, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
@@ -26,7 +27,7 @@ from .submissions import NO_TIME, NOT_READ, NOT_UTF8
 # Flags that mean a person should look, and how the list at the end says them.
 LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", SEVERAL: "several notebooks with work",
         UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time",
-        NOT_UTF8: "file names not UTF-8"}
+        NOT_UTF8: "file names not UTF-8", BACKDATED_FLAG: "submission time set back"}
 
 
 def look_at(record: dict) -> list[str]:

@@ -24,6 +24,7 @@ feedback says when), and whether feedback waits for the due date.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import os
 import shutil
@@ -48,7 +49,7 @@ from .batch import (
     proof_problem,
     submission_jobs,
 )
-from .exchange import Exchange, ExchangeError, collect, new_secret, notice, read_entry, secret_sha, tidy, utc
+from .exchange import BACKDATED_FLAG, BACKDATED_NOTE, Exchange, ExchangeError, collect, new_secret, notice, read_entry, secret_sha, tidy, utc
 from .gradebook import GradebookError, Recorder
 from .late import LateConfigError, LatePolicy
 from .ledger import Ledger
@@ -58,9 +59,9 @@ from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions
 
 CRASH_ENV = "GRADER_SERVE_CRASH"  # tests: "collect", "grade" or "release" kills the service there
-BACKDATED_FLAG = "time set back"
 HEALTH = "serve-health.json"
 LEDGER = "serve.sqlite"
+SCRATCH = "grader-serve-"  # the scratch folders' prefix, in the system's temp folder
 
 
 class PolicyError(RuntimeError):
@@ -135,7 +136,6 @@ class Service:
         self.root = course_root()
         self.watched: set[str] = set()
         self.errors: list[str] = []
-        self.last: dict | None = None
         self.runner = self.cluster = self.scratch = None
         self.handled = 0
 
@@ -162,8 +162,10 @@ class Service:
             print(f"serve: {exc}", file=self.err)
             return 2
         tidy(self.submitted)
-        self.scratch = Path(tempfile.mkdtemp(prefix="serve-"))
+        _tidy_scratch()
+        self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH))
         os.chmod(self.scratch, 0o711)
+        (self.scratch / "pid").write_text(str(os.getpid()))
         try:
             kit = build_kit(self.root, self.scratch / "kit")
         except KitError as exc:
@@ -242,8 +244,8 @@ class Service:
         unsettled = self.scan(now)
         self.decide(now)
         graded = self.grade()
-        self.release(time.time())
-        if graded:
+        released = self.release(time.time())
+        if graded or released or not (self.out / "grades.csv").exists():
             problem = write_grades(self.out, self.recorder, self.course)
             if problem:
                 self.error(problem)
@@ -295,8 +297,11 @@ class Service:
             _crash_point("collect-before")
             collect(handed, self.submitted)
             _crash_point("collect")
+            found = {"notes": handed.sub.notes, "flags": handed.sub.flags, "backdated": ""}
+            if latest.note.startswith(BACKDATED_NOTE):
+                found["backdated"] = latest.note
             self.ledger.set(latest.inbound, "collected", secret_sha=sha,
-                            notebooks="|".join(handed.notebooks))
+                            notebooks="|".join(handed.notebooks), collected=json.dumps(found))
 
     def _defer(self, row, handed, when: float) -> None:
         shown = f"{self.policy.attempts} attempt{'s' if self.policy.attempts != 1 else ''}"
@@ -360,9 +365,6 @@ class Service:
                     self.ledger.set(row.inbound, "graded", graded=time.time(),
                                     score=record.get("total", record["score"]),
                                     max=record.get("total_max", record["max"]))
-                self.last = {"student": row.student, "assignment": row.assignment,
-                             "status": record["status"], "score": record.get("total", record["score"]),
-                             "max": record.get("total_max", record["max"]), "at": utc(time.time())}
 
         self.runner.run(jobs, on_result)
         return len(subs)
@@ -376,9 +378,15 @@ class Service:
         except SubmissionsError:
             return None
         sub = next((s for s in subs if s.assignment == row.assignment), None)
-        if sub is not None and row.note.startswith("It claims"):
+        if sub is None:
+            return None
+        found = json.loads(row.collected or "{}")
+        # what reading the exchange's folder found (links, unreadable files), said again here
+        sub.notes = list(dict.fromkeys([*found.get("notes", []), *sub.notes]))
+        sub.flags = list(dict.fromkeys([*found.get("flags", []), *sub.flags]))
+        if found.get("backdated"):
             sub.timestamp = f"{dt.datetime.fromtimestamp(row.at, dt.timezone.utc):%Y-%m-%d %H:%M:%S.%f} UTC"
-            sub.notes.append(row.note)
+            sub.notes.append(found["backdated"])
             sub.flags.append(BACKDATED_FLAG)
         return sub
 
@@ -391,9 +399,10 @@ class Service:
                                       ["Your submission was received but could not be graded "
                                        "automatically. Your instructor has been told and will look at it."]))
 
-    def release(self, now: float) -> None:
-        """Release the feedback of each graded submission (or hold it until the due date)."""
-        latest = {}
+    def release(self, now: float) -> int:
+        """Release the feedback of each graded submission (or hold it until the due date);
+        return how many were released or held."""
+        latest, count = {}, 0
         for row in self.ledger.rows("graded", "held"):
             if row.key in latest:  # graded twice before a release: only the latest's page exists
                 self.ledger.set(latest[row.key].inbound, "released", released=now,
@@ -407,6 +416,7 @@ class Service:
                     self.ledger.set(row.inbound, "held", note=f"feedback held until {utc(due)}")
                     self.say(f"{row.student} {row.assignment}: {row.score:g}/{row.max:g}; feedback held "
                              f"until {utc(due)}")
+                    count += 1
                 continue
             api = self._api()
             done = api.generate_feedback(row.assignment, row.student)
@@ -421,8 +431,10 @@ class Service:
             released = time.time()
             self.ledger.set(row.inbound, "released", released=released)
             self.handled += 1
+            count += 1
             self.say(f"{row.student} {row.assignment}: {row.score:g}/{row.max:g}, feedback released "
                      f"{released - row.at:.1f} s after submit")
+        return count
 
     def _due(self, row) -> float | None:
         """The due date of this student's work (with their extension), or None."""
@@ -466,15 +478,36 @@ class Service:
         print(printable(f"serve: {line}"), file=self.err, flush=True)
 
     def health(self, unsettled: int) -> None:
+        """``serve-health.json``: what waits, what was graded last, what went wrong. All of it
+        but this run's own errors comes from the ledger, so it survives a restart."""
         counts = self.ledger.counts()
-        waiting = sum(counts.get(p, 0) for p in ("new", "collected", "graded")) + unsettled
+        last = self.ledger.last_graded()
         data = {"pid": os.getpid(), "updated": utc(time.time()), "watching": sorted(self.watched),
-                "queue": waiting, "deferred": counts.get("deferred", 0), "held": counts.get("held", 0),
+                "queue": sum(counts.get(p, 0) for p in ("new", "collected", "graded")) + unsettled,
+                "deferred": counts.get("deferred", 0), "held": counts.get("held", 0),
                 "released": counts.get("released", 0), "failed": counts.get("failed", 0),
-                "refused": counts.get("refused", 0), "last_graded": self.last, "errors": self.errors}
+                "refused": counts.get("refused", 0),
+                "last_graded": None if last is None else {
+                    "student": last.student, "assignment": last.assignment, "score": last.score,
+                    "max": last.max, "graded": utc(last.graded), "phase": last.phase},
+                "not_graded": [{"inbound": r.inbound, "phase": r.phase, "why": r.note}
+                               for r in self.ledger.troubles()],
+                "errors": self.errors}
         tmp = self.out / f".{HEALTH}.tmp"
         write_json(tmp, data)
         os.replace(tmp, self.out / HEALTH)
+
+
+def _tidy_scratch() -> None:
+    """Remove the scratch folders of services that were killed (their process is gone)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*"):
+        try:
+            pid = int((folder / "pid").read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue  # another user's, or not one of ours
 
 
 def _stems(assignment) -> list[str]:
