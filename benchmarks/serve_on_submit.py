@@ -67,6 +67,7 @@ class Exchange:
 
     def submit(self, student: str, files: dict[str, bytes]) -> str:
         """Submit as ``student`` with nbgrader's own exchange code; return the secret."""
+        from nbgrader.auth import Authenticator
         from nbgrader.coursedir import CourseDirectory
         from nbgrader.exchange.default.submit import ExchangeSubmit
         from traitlets.config import Config
@@ -83,7 +84,8 @@ class Exchange:
         c.Exchange.root = str(self.root)
         c.Exchange.cache = str(home / ".cache")
         c.Exchange.assignment_dir = str(home)
-        app = ExchangeSubmit(coursedir=CourseDirectory(config=c), config=c)
+        app = ExchangeSubmit(coursedir=CourseDirectory(config=c), authenticator=Authenticator(config=c),
+                             config=c)
         app.log.setLevel("ERROR")
         app.start()
         cached = next((home / ".cache" / "attention").glob(f"{student}+{self.lesson}+*"))

@@ -250,6 +250,8 @@ def test_feedback_reaches_each_student_and_shows_hidden_tests_by_name_and_result
     for line in hidden.strip().splitlines():
         if len(line.strip()) > 12:
             assert line.strip() not in text, line
+    assert "hidden cases pass" not in text, "a hidden test's message is not shown on submit"
+    assert "hidden test: it passed" in text
     assert len(term.pages["eager"]) == 3  # two graded attempts and the notice
 
 

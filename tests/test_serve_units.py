@@ -213,3 +213,26 @@ def test_unusable_inbound_names_are_refused_with_why(tmp_path):
     assert "student id 'a b' cannot be used" in found["a b"]
     assert "not a folder" in found["eve"]
     assert len(found) == 3
+
+
+def test_feedback_on_submit_shows_a_hidden_test_by_name_and_result_only():
+    from grader.grading.feedback import render
+    from grader.grading.job import JobResult
+
+    secret = "expected [[1.5, 2.0]] for Q = [[0.25, -3.0]]"
+    cells = [{"cell_type": "code", "source": "check('f', f)\n", "outputs": [],
+              "metadata": {"nbgrader": {"grade": True, "grade_id": "test_f", "points": 1}}},
+             {"cell_type": "code", "source": "### BEGIN HIDDEN TESTS\ncheck('f', f, hidden=True)\n"
+              "### END HIDDEN TESTS\n", "metadata": {"nbgrader": {"grade": True, "grade_id": "hidden_f",
+                                                                  "points": 2}},
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": secret}]}]
+    result = JobResult("amy", "01_x", "01_x.ipynb", "graded", tests=[
+        {"id": "test_f", "points": 1.0, "max": 1.0, "status": "passed", "message": "visible words"},
+        {"id": "hidden_f", "points": 0.0, "max": 2.0, "status": "failed", "message": secret}],
+        autograded={"cells": cells})
+    full = render(result, "amy", "01_x")
+    assert secret in full  # grade's pages for the instructor's release keep the message
+    page = render(result, "amy", "01_x", hidden_messages=False)
+    assert secret not in page and "Q =" not in page
+    assert "hidden_f" in page and "did not pass" in page and "0 / 2" in page
+    assert "visible words" in page

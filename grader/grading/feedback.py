@@ -3,7 +3,10 @@
 A hidden test shows its name, points and message, never its source: the lines between
 ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS`` are left out, and the errors of
 test cells are shown as their message, without a traceback that could quote them. (The
-autograded notebook in the course folder keeps everything, for the instructor.)
+autograded notebook in the course folder keeps everything, for the instructor.) The pages
+of grading on submit (``python -m grader serve``) say less: a hidden test shows its name,
+points and whether it passed, and neither the checker's message nor what its cell printed,
+so that resubmitting cannot map the hidden cases.
 
 With :class:`Grades` (what the gradebook holds when the page is made), the page also
 shows the points a person gave by hand and their comments, a score changed in
@@ -157,15 +160,33 @@ def _summary(result, grades: Grades | None) -> list[str]:
     return head
 
 
+def _bare(test: TestResult) -> TestResult:
+    """A hidden test as feedback on submit shows it: no message."""
+    said = "passed" if test.status == "passed" else "did not pass"
+    return TestResult(test.id, test.points, test.max, test.status,
+                      f"(a hidden test: it {said}; what it tried is not shown)")
+
+
 def _score(grades: Grades, grade_id: str, default: float) -> float:
     got = (grades.cells.get(grade_id) or {}).get("score")
     return default if got is None else got
 
 
-def render(result, student: str, assignment: str, grades: Grades | None = None) -> str:
+def hidden_ids(nb) -> set[str]:
+    """The grade_ids of the test cells that hold hidden tests (in the autograded notebook,
+    which keeps them)."""
+    return {nbgrader_meta(c).get("grade_id", "") for c in (nb or {}).get("cells", [])
+            if c.get("cell_type") == "code" and HIDDEN.search(_text(c.get("source")))}
+
+
+def render(result, student: str, assignment: str, grades: Grades | None = None,
+           hidden_messages: bool = True) -> str:
     """The feedback page of one graded notebook (a :class:`JobResult`), with what the
-    gradebook holds for it when ``grades`` is given."""
-    tests = {t.id: t for t in result.tests}
+    gradebook holds for it when ``grades`` is given. Without ``hidden_messages`` (feedback
+    on submit), a hidden test shows its name, points and whether it passed, and nothing
+    else: neither the checker's message nor what its cell printed."""
+    hidden = set() if hidden_messages else hidden_ids(result.autograded)
+    tests = {t.id: (t if t.id not in hidden else _bare(t)) for t in result.tests}
     manual_cells = {m["id"]: m for m in result.manual}
     head = [f"<h1>{html.escape(assignment)}: feedback for {html.escape(student)}</h1>",
             *_summary(result, grades)]
@@ -180,7 +201,7 @@ def render(result, student: str, assignment: str, grades: Grades | None = None) 
     rows = "".join(
         f"<tr><td>{html.escape(t.id)}</td><td>{_points(t, grades)}</td>"
         f"<td>{_badge(t.status)}</td><td><pre>{html.escape(t.message)}</pre></td></tr>"
-        for t in result.tests)
+        for t in tests.values())
     head.append(f"<table><tr><th>test</th><th>points</th><th>status</th><th>message</th></tr>{rows}</table>")
 
     body = []
@@ -194,7 +215,8 @@ def render(result, student: str, assignment: str, grades: Grades | None = None) 
         elif cell.get("cell_type") == "code":
             is_test = grade_id in tests
             shown = visible_source(source)
-            inner = f'<pre class="src">{html.escape(shown)}</pre>{_outputs(cell, is_test)}'
+            printed = "" if grade_id in hidden else _outputs(cell, is_test)
+            inner = f'<pre class="src">{html.escape(shown)}</pre>{printed}'
             if is_test:
                 inner = f'<div class="test">{inner}{_test_box(tests[grade_id], grades)}</div>'
             body.append(f'<div class="cell code">{inner}{hand}</div>')

@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 
 from nbconvert.exporters import Exporter
+from traitlets import Bool
 
 from .feedback import Grades, render
 from .results import TestResult
@@ -126,6 +127,10 @@ class FeedbackExporter(Exporter):
     """An nbconvert exporter for ``nbgrader generate_feedback``: the course's page."""
 
     output_mimetype = "text/html"
+    hidden_messages = Bool(True, help="Show a hidden test's message (the checker's words), not "
+                           "only its name, points and result. ``python -m grader serve`` sets it "
+                           "False: feedback on submit must not help map the hidden tests."
+                           ).tag(config=True)
 
     def _file_extension_default(self):
         return ".html"
@@ -137,7 +142,8 @@ class FeedbackExporter(Exporter):
         folder = Path(resources.get("metadata", {}).get("path") or ".")
         result = _recorded(folder, notebook) or _from_gradebook(nb, student, assignment, notebook)
         result.autograded = nb
-        return render(result, student, assignment, grades_of(nb, resources)), resources
+        return render(result, student, assignment, grades_of(nb, resources),
+                      self.hidden_messages), resources
 
 
 def page(folder: Path, student: str, assignment: str, notebook: str, db_url: str) -> str:

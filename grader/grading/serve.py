@@ -23,6 +23,7 @@ feedback says when), and whether feedback waits for the due date.
 """
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import json
 import math
@@ -465,7 +466,8 @@ class Service:
             from nbgrader.apps.api import NbGraderAPI
             from nbgrader.coursedir import CourseDirectory
 
-            config = self.recorder.config
+            config = copy.deepcopy(self.recorder.config)
+            config.FeedbackExporter.hidden_messages = False  # name, points and result only
             self._nbgrader = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
         return self._nbgrader
 
