@@ -385,6 +385,50 @@ def test_feedback_released_in_formgrader_is_fetched_from_the_assignment_list(lab
         encoding="utf-8"), "the page the student fetched is the one grade wrote"
 
 
+def test_submit_in_the_assignment_list_brings_feedback_from_the_service(lab, course):
+    """A student presses Submit; `python -m grader serve` (once, as cron runs it) grades
+    it; the student presses Fetch Feedback and opens the course's page, whose hidden tests
+    show their name and result only."""
+    from grading_corpus import sandboxed
+
+    if not (course / LESSON / f"{LESSON}.ipynb").exists():
+        _cli(course, "nbgrader", "fetch_assignment", LESSON)
+    page = lab.page
+    page.goto(lab.server.page_url("/lab"))
+    lab.menu("Nbgrader", "Assignment List")
+    fetched = page.locator("#fetched_assignments_list .list_item", has_text=LESSON).first
+    fetched.wait_for(timeout=60_000)
+    submitted = page.locator("#submitted_assignments_list .list_item")
+    before = len(list((course / ".nbgrader_exchange" / "attention" / "inbound").glob(f"*+{LESSON}+*")))
+    fetched.locator("button", has_text="Submit").click()
+    inbound = course / ".nbgrader_exchange" / "attention" / "inbound"
+    deadline = time.monotonic() + 60
+    while len(list(inbound.glob(f"*+{LESSON}+*"))) == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(list(inbound.glob(f"*+{LESSON}+*"))) == before + 1, "Submit put nothing in the exchange"
+    lab.shot("assignment-list-submitted")
+    time.sleep(1.2)  # the service reads a folder once nbgrader has left it alone for a second
+    served = _cli(course, "grader", "serve", "--once", "--assignment", LESSON, "--jobs", "2",
+                  *([] if sandboxed() else ["--sandbox", "none"]))
+    assert "feedback released" in served.stdout, served.stdout
+
+    page.goto(lab.server.page_url("/lab"))
+    lab.menu("Nbgrader", "Assignment List")
+    submitted.first.wait_for(timeout=60_000)
+    page.locator("#submitted_assignments_list .list_item", has_text=LESSON).first.locator(
+        "button", has_text="Fetch Feedback").click()
+    page.locator("#submitted_assignments_list", has_text="view feedback").wait_for(timeout=60_000)
+    lab.shot("assignment-list-feedback-on-submit")
+    newest = max((course / LESSON / "feedback").glob(f"*/{LESSON}.html"), key=lambda p: p.parent.name)
+    text = newest.read_text(encoding="utf-8")
+    assert f"{LESSON}: feedback for" in text and "Automatic tests" in text, text[:500]
+    assert "hidden_" in text and "a hidden test: it" in text and "hidden cases pass" not in text
+    # the student opens it, as the "view feedback" link does
+    page.goto(newest.as_uri())
+    page.locator("h1", has_text="feedback for").wait_for(timeout=30_000)
+    lab.shot("feedback-page-on-submit")
+
+
 PROBE = "window.__ran || document.title === 'ran' ? 'ran' : ''"
 HOSTILE_ANSWER = ("Weights sum to one.\n\n<script>window.__ran = 1; document.title = 'ran'</script>"
                   "<img src=x onerror=\"window.__ran = 2\"> <a href=\"javascript:window.__ran=3\">click me</a>")
