@@ -418,8 +418,14 @@ def test_submit_in_the_assignment_list_brings_feedback_from_the_service(lab, cou
     page.locator("#submitted_assignments_list .list_item", has_text=LESSON).first.locator(
         "button", has_text="Fetch Feedback").click()
     page.locator("#submitted_assignments_list", has_text="view feedback").wait_for(timeout=60_000)
+    # this submission's page, in the folder named after its time (an earlier test of this
+    # module may have fetched another submission's page already)
+    stamp = max(inbound.glob(f"*+{LESSON}+*"), key=lambda p: p.stat().st_ctime).name.split("+")[2]
+    newest = course / LESSON / "feedback" / stamp / f"{LESSON}.html"
+    deadline = time.monotonic() + 60
+    while not newest.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
     lab.shot("assignment-list-feedback-on-submit")
-    newest = max((course / LESSON / "feedback").glob(f"*/{LESSON}.html"), key=lambda p: p.parent.name)
     text = newest.read_text(encoding="utf-8")
     assert f"{LESSON}: feedback for" in text and "Automatic tests" in text, text[:500]
     assert "hidden_" in text and "a hidden test: it" in text and "hidden cases pass" not in text

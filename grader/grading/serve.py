@@ -295,7 +295,6 @@ class Service:
                     continue
             secret = handed.secret
             sha = secret_sha(secret)
-            _crash_point("collect-before")
             collect(handed, self.submitted)
             _crash_point("collect")
             found = {"notes": handed.sub.notes, "flags": handed.sub.flags, "backdated": ""}
