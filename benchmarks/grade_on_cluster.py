@@ -39,7 +39,7 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(HERE))
 
-from grade_vs_nbgrader import Baseline, course_copy, make_class, run, totals  # noqa: E402
+from grade_vs_nbgrader import bench_env, Baseline, course_copy, make_class, run, totals  # noqa: E402
 from grading_corpus import Lesson, sandboxed, write  # noqa: E402
 
 SANDBOX = [] if sandboxed() else ["--sandbox", "none"]
@@ -113,9 +113,7 @@ def main() -> None:
     args = parser.parse_args()
     lesson = Lesson(args.lesson, ROOT)
     students, n = make_class(lesson, args.students), args.students
-    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env = dict(os.environ, PYTHONPATH=path,
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = bench_env()
     print(f"{n} submissions of {lesson.name}, {os.cpu_count()} cores, best of {args.rounds} alternating "
           f"round(s); load average {os.getloadavg()[0]:.1f} at the start")
     keep = tempfile.TemporaryDirectory(prefix="bench-cluster-")

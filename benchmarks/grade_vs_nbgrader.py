@@ -58,6 +58,13 @@ def make_class(lesson: Lesson, n: int) -> list[Sample]:
     return students
 
 
+def bench_env() -> dict:
+    """This environment, with the checkout on PYTHONPATH and the venv's scripts on PATH."""
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return dict(os.environ, PYTHONPATH=path,
+                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
 def course_copy(where: Path) -> Path:
     return grading_corpus.course_copy(ROOT, where)
 

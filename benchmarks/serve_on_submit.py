@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(HERE))
 
 from grade_on_cluster import StandingCluster  # noqa: E402
-from grade_vs_nbgrader import course_copy, make_class, run, totals  # noqa: E402
+from grade_vs_nbgrader import bench_env, course_copy, make_class, run, totals  # noqa: E402
 from grading_corpus import Lesson, sandboxed, write  # noqa: E402
 
 SANDBOX = [] if sandboxed() else ["--sandbox", "none"]
@@ -174,9 +174,7 @@ def main() -> None:
     args = parser.parse_args()
     lesson = Lesson(args.lesson, ROOT)
     students, n = make_class(lesson, args.students), args.students
-    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env = dict(os.environ, PYTHONPATH=path,
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = bench_env()
     env.pop("GRADER_SERVE_CRASH", None)
     print(f"{n} submissions of {lesson.name}, {os.cpu_count()} cores; load average "
           f"{os.getloadavg()[0]:.1f} at the start")

@@ -38,6 +38,8 @@ A = "01_matmul_views"
 NB = f"{A}.ipynb"
 STUDENTS = ["ontime", "twice", "eager", "hostile", "late"]
 PHASES = ["collect", "grade", "release"]
+COL = {name: i for i, name in enumerate(  # the first columns of grades.csv
+    ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total"])}
 
 
 def run(cmd, cwd, env, timeout=600) -> subprocess.CompletedProcess:
@@ -274,7 +276,3 @@ def test_grades_csv_and_the_health_file_are_current(term):
     assert term.health["queue"] == 0 and term.health["deferred"] == 1
     assert term.health["last_graded"]["student"] in ("eager", "late")
     assert term.health["watching"] == [A]
-
-
-COL = {name: i for i, name in enumerate(
-    ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total"])}

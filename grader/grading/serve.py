@@ -50,7 +50,20 @@ from .batch import (
     proof_problem,
     submission_jobs,
 )
-from .exchange import BACKDATED_FLAG, BACKDATED_NOTE, Exchange, ExchangeError, collect, new_secret, notice, read_entry, secret_sha, tidy, utc
+from .exchange import (
+    BACKDATED_FLAG,
+    BACKDATED_NOTE,
+    Entry,
+    Exchange,
+    ExchangeError,
+    collect,
+    new_secret,
+    notice,
+    read_entry,
+    secret_sha,
+    tidy,
+    utc,
+)
 from .gradebook import GradebookError, Recorder
 from .late import LateConfigError, LatePolicy
 from .ledger import Ledger
@@ -137,7 +150,7 @@ class Service:
         self.root = course_root()
         self.watched: set[str] = set()
         self.errors: list[str] = []
-        self.runner = self.cluster = self.scratch = None
+        self.runner = self.cluster = self.scratch = self._nbgrader = None
         self.handled = 0
 
     # ------------------------------------------------------------------ set-up
@@ -227,9 +240,8 @@ class Service:
         return 0
 
     def close(self) -> None:
-        for part in (self.runner,):
-            if part is not None:
-                part.close()
+        if self.runner is not None:
+            self.runner.close()
         if getattr(self, "recorder", None) is not None:
             self.recorder.close()
         if getattr(self, "ledger", None) is not None:
@@ -285,7 +297,7 @@ class Service:
             if latest.phase == "collected" or (latest.phase == "deferred" and now < latest.not_before):
                 continue
             entry_path = self.exchange.inbound / latest.inbound
-            handed = read_entry(_entry(latest, entry_path), [*self.recorder.ignore, "__MACOSX"])
+            handed = read_entry(Entry(latest.inbound, entry_path, latest.student, latest.assignment, "", latest.at), [*self.recorder.ignore, "__MACOSX"])
             if self.policy.attempts:
                 done = self.ledger.graded_since(*key, now - self.policy.window)
                 if len(done) >= self.policy.attempts:
@@ -311,7 +323,7 @@ class Service:
                  f"It will be graded at {utc(when)}, unless you submit again before then: the latest "
                  "submission is the one graded, as always. Fetch feedback again after that time."]
         if handed.secret:
-            self.exchange.post(handed.secret, handed.notebooks or _stems(self.course[row.assignment]),
+            self.exchange.post(handed.secret, handed.notebooks or self._notebooks(row),
                                notice(row.assignment, row.student, "not graded yet", lines))
         self.ledger.set(row.inbound, "deferred", not_before=when, secret_sha=secret_sha(handed.secret),
                         notebooks="|".join(handed.notebooks), note=f"over the attempt limit: graded at {utc(when)}")
@@ -393,8 +405,7 @@ class Service:
     def _failed_notice(self, row, sub, secret: bytes) -> None:
         data = sub.files.get(SECRET, b"")
         if GOOD_SECRET.fullmatch(data) and data == secret:
-            self.exchange.post(data.decode().strip(), row.notebooks.split("|") if row.notebooks else
-                               _stems(self.course[row.assignment]),
+            self.exchange.post(data.decode().strip(), self._notebooks(row),
                                notice(row.assignment, row.student, "not graded",
                                       ["Your submission was received but could not be graded "
                                        "automatically. Your instructor has been told and will look at it."]))
@@ -453,15 +464,21 @@ class Service:
         except OSError:
             return
         if GOOD_SECRET.fullmatch(data):
-            self.exchange.post(data.decode().strip(), row.notebooks.split("|") if row.notebooks else
-                               _stems(self.course[row.assignment]),
+            self.exchange.post(data.decode().strip(), self._notebooks(row),
                                notice(row.assignment, row.student, "graded; feedback after the due date",
                                       [f"Your submission of {utc(row.at)} was received and graded.",
                                        f"Its feedback is released after the due date, {utc(due)}. "
                                        "Fetch feedback again after that time."]))
 
+    def _notebooks(self, row) -> list[str]:
+        """The notebooks a notice is posted for: those the student handed in, else the
+        assignment's."""
+        if row.notebooks:
+            return row.notebooks.split("|")
+        return [Path(name).stem for name in self.course[row.assignment].notebooks]
+
     def _api(self):
-        if getattr(self, "_nbgrader", None) is None:
+        if self._nbgrader is None:
             from nbgrader.apps.api import NbGraderAPI
             from nbgrader.coursedir import CourseDirectory
 
@@ -509,16 +526,6 @@ def _tidy_scratch() -> None:
             shutil.rmtree(folder, ignore_errors=True)
         except (OSError, ValueError):
             continue  # another user's, or not one of ours
-
-
-def _stems(assignment) -> list[str]:
-    return [Path(name).stem for name in assignment.notebooks]
-
-
-def _entry(row, path: Path):
-    from .exchange import Entry
-
-    return Entry(row.inbound, path, row.student, row.assignment, "", row.at)
 
 
 def serve(out: Path, *, once: bool = False, **options) -> int:
