@@ -21,7 +21,8 @@ from grader.grading.trusted import Checker
 from grader.grading.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.checks import CheckFailed
-from grader.learner.shortcuts import Rules, SourceReader, dynamic_uses, scan_source
+from grader.learner.shortcuts import (LOOP, Rules, SourceReader, dynamic_uses,
+                                      missing_required_message, scan_source)
 from grader.lessons import get
 
 
@@ -341,6 +342,35 @@ def test_a_required_name_counts_only_where_it_is_called():
     assert required_called([EINSUM_UNUSED], "einsum_scores") == set()
     aliased = "from numpy import einsum as e\n" + EINSUM_HONEST.replace("np.einsum(", "e(")
     assert required_called([aliased], "einsum_scores") == {"einsum"}
+
+
+LOOPED = {
+    "a for loop": "def f(x):\n    total = 0\n    for v in x:\n        total += v\n    return total\n",
+    "a while loop": "def f(x):\n    i, total = 0, 0\n    while i < len(x):\n        total += x[i]\n"
+                    "        i += 1\n    return total\n",
+    "a comprehension": "def f(x):\n    return sum([v for v in x])\n",
+    "map": "def f(x):\n    return sum(map(abs, x))\n",
+    "functools.reduce": "import functools\n\ndef f(x):\n    return functools.reduce(lambda a, b: a + b, x)\n",
+    "recursion": "def f(x):\n    return 0 if not len(x) else x[0] + f(x[1:])\n",
+    "a loop in a helper": "def helper(x):\n    return [v for v in x]\n\ndef f(x):\n    return sum(helper(x))\n",
+}
+
+
+@pytest.mark.parametrize("kind", LOOPED)
+def test_any_kind_of_loop_is_the_loop_a_rule_requires(kind):
+    rules = Rules(required={LOOP: "a Python loop over the entries"})
+    reader = SourceReader()
+    reader.read(LOOPED[kind], "<cell 0>")
+    assert scan_source(reader.scope(), "f", rules) == ([], {LOOP})
+
+
+def test_code_with_no_loop_lacks_the_required_one_and_is_told_so():
+    rules = Rules(required={LOOP: "a Python loop over the entries"}, why="Add them one by one.")
+    reader = SourceReader()
+    reader.read("import numpy as np\n\ndef f(x):\n    unused = map\n    return np.sum(x)\n", "<c>")
+    assert scan_source(reader.scope(), "f", rules) == ([], set())
+    assert missing_required_message("f", rules) == (
+        "f should use a Python loop over the entries, and its code has none. Add them one by one.")
 
 
 class FakeKernel:

@@ -12,7 +12,8 @@ aliases (``from numpy import matmul as mm``), so this module walks compiled code
   (a string, strings joined, a loop over strings) is read as ``obj.name``;
 * ``for`` loops and comprehensions (``FOR_ITER``), ``while`` loops (a jump back),
   recursion and the library's loops over a Python function (``map``,
-  ``functools.reduce``, ``np.vectorize``, ...) are caught where loops are forbidden;
+  ``functools.reduce``, ``np.vectorize``, ...) are caught where loops are forbidden, and
+  count as the loop an exercise requires (:data:`LOOP`);
 * nested functions, lambdas and comprehensions are scanned too, and so is the learner's
   own code that the function reaches: helper functions, classes (their bodies and every
   method, so a callable object's ``__call__``), the expressions module-level names are
@@ -48,6 +49,9 @@ import types
 from dataclasses import dataclass, field
 
 _MISSING = object()
+# A required "name" that no Python name can be (a keyword): the answer must loop, whichever
+# way (for, while, a comprehension, recursion, map, ...).
+LOOP = "for"
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,8 @@ class Rules:
     ``names`` maps a function or attribute name to how to call it in the message, for
     example ``{"matmul": "np.matmul"}``. ``objects`` are dotted paths of callables
     forbidden under any name (``"numpy.matmul"``). ``required`` are names at least one of
-    which the function must call.
+    which the function must call; the name :data:`LOOP` stands for any loop (``{LOOP: "a
+    Python loop over the heads"}``: the answer must have one).
     """
 
     names: dict = field(default_factory=dict)
@@ -385,7 +390,7 @@ def scan_codes(todo: list, rules: Rules) -> tuple[list[Finding], set[str]]:
         seen.add(id(code))
         for inner in code_objects(code):
             _scan_code(code, inner, scope, label, kind, state)
-    if rules.loops:
+    if rules.loops or LOOP in rules.required:
         _recursion(state)
     return state.findings, state.used
 
@@ -412,7 +417,7 @@ def _recursion(state: _Scan) -> None:
             active.clear()
             where = visit(node)
             if where:
-                state.add(Finding("recursion (a function that calls itself again)", where))
+                _loop(state, Finding("recursion (a function that calls itself again)", where))
                 return
 
 
@@ -447,11 +452,20 @@ def _backward_loops(code) -> list:
     return [at[start] for start, _ in merged]
 
 
+def _loop(state: _Scan, finding: Finding, runs: bool = True) -> None:
+    """A loop found: a finding where loops are forbidden, the required loop where one is
+    required and the loop ``runs`` (``map`` named but never called runs none)."""
+    if state.rules.loops:
+        state.add(finding)
+    if LOOP in state.rules.required and runs:
+        state.used.add(LOOP)
+
+
 def _scan_code(top, code, scope, label: str, kind: str, state: _Scan) -> None:
     rules = state.rules
-    if rules.loops:
+    if rules.loops or LOOP in rules.required:
         for ins in _backward_loops(code):
-            state.add(Finding("a while loop", _where(top, code, ins, label)[0]))
+            _loop(state, Finding("a while loop", _where(top, code, ins, label)[0]))
     calls = _GetattrCalls(scope, code)
     owner = UNKNOWN  # what the last name or attribute loaded stands for
     null = False  # the chain being loaded is called (a NULL was pushed for the call)
@@ -465,9 +479,9 @@ def _scan_code(top, code, scope, label: str, kind: str, state: _Scan) -> None:
                 state.add(Finding("the @ operator", where))
             owner, null = UNKNOWN, False
             continue
-        if op == "FOR_ITER" and rules.loops:
+        if op == "FOR_ITER":
             what = "a comprehension" if code.co_name.startswith("<") else "a for loop"
-            state.add(Finding(what, where))
+            _loop(state, Finding(what, where))
         if op in ("STORE_ATTR", "DELETE_ATTR") and ins.argval in SWAPS and rules.constrains:
             state.add(Finding(f"assigning {ins.argval}, which changes what runs where the "
                               f"check cannot read it", where, key))
@@ -545,9 +559,9 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
                           where))
     elif label:
         state.add(Finding(f"{label} (as `{name}`)", where))
-    elif rules.loops and (name in LOOP_NAMES or leaf & set(LOOP_NAMES)) and not (own and not ref.paths):
+    elif (name in LOOP_NAMES or leaf & set(LOOP_NAMES)) and not (own and not ref.paths):
         what = LOOP_NAMES.get(name) or LOOP_NAMES[next(iter(leaf & set(LOOP_NAMES)))]
-        state.add(Finding(f"{what}, a loop over your function", where))
+        _loop(state, Finding(f"{what}, a loop over your function", where), runs=called)
     if rules.constrains:
         dynamic = _dynamic_label(name, ref, attribute)
         if dynamic:
@@ -1052,5 +1066,6 @@ def shortcut_message(fn_name: str, findings: list[Finding], rules: Rules) -> str
 
 def missing_required_message(fn_name: str, rules: Rules) -> str:
     wanted = " or ".join(rules.required.values())
-    return (f"{fn_name} should use {wanted}, and it does not call it."
+    lacks = "its code has none" if set(rules.required) == {LOOP} else "it does not call it"
+    return (f"{fn_name} should use {wanted}, and {lacks}."
             f"{(' ' + rules.why) if rules.why else ''}")
