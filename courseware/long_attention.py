@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from grader.learner.env import grading, peak_bytes
+from grader.learner.env import _openblas_thread_setters, grading, one_blas_thread, peak_bytes  # noqa: F401
 from grader.learner.one_pass import Once, Stream
 from grader.learner.validation import as_array, as_matrix, shape_str
 
@@ -371,48 +371,6 @@ def tiles_figure(T: int, shapes, causal: bool = True):
 
 
 # ----------------------------------------------------------------------------- time per token
-
-def _openblas_thread_setters():
-    """(get, set) of the OpenBLAS that NumPy's wheel ships, if it can be found."""
-    import ctypes
-    import glob
-    import os
-
-    folder = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in glob.glob(os.path.join(folder, "*openblas*")):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in ("scipy_openblas", "openblas"):
-            for suffix in ("64_", ""):
-                get = getattr(lib, f"{prefix}_get_num_threads{suffix}", None)
-                set_ = getattr(lib, f"{prefix}_set_num_threads{suffix}", None)
-                if get is not None and set_ is not None:
-                    return get, set_
-    return None
-
-
-@contextlib.contextmanager
-def one_blas_thread():
-    """NumPy's matrix products on one thread inside (where its OpenBLAS can be reached).
-
-    The products timed here are small. On a busy machine a second BLAS thread spends far
-    more time waiting for its share than computing it: on two shared cores, a 129 × 64
-    product went from 0.3 ms to over 100 ms. One thread times the arithmetic, not that."""
-    setters = _openblas_thread_setters()
-    if setters is None:
-        yield
-        return
-    get, set_ = setters
-    before = get()
-    set_(1)
-    try:
-        yield
-    finally:
-        set_(before)
-
-
 
 def time_per_token(step, cache_of, without_cache, positions, d_model: int, repeat: int = 5,
                    seed: int = 0) -> dict:

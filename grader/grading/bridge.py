@@ -23,9 +23,11 @@ import numpy as np
 from ..learner import codec
 from ..learner.agent import MIME
 from ..learner.drivers import kib
-from ..learner.cases import Case, ErrorInfo, Outcome
+from ..learner.cases import Case, ErrorInfo, Outcome, Work
 from ..learner.mutation import source_changes
 from ..learner.shortcuts import Finding, Rules, SourceScope, scan_source
+from ..learner.work import Measured, measured
+from .cpu import CpuWindow
 from .kernel import CellRun
 
 LIMITS = codec.DecodeLimits(max_chars=32 * 1024 * 1024, max_depth=48, max_nodes=200_000,
@@ -94,6 +96,14 @@ def _key(case: Case) -> str:
     if key is None:
         key = case.__dict__["_kernel_json"] = codec.dumps(case.for_kernel())
     return key
+
+
+class _NotTimed(Exception):
+    """A timed run that gave no time: the answer raised, or nothing could be read."""
+
+    def __init__(self, found: Measured):
+        super().__init__(found.problem or (found.error.type if found.error else ""))
+        self.found = found
 
 
 class RemoteSubject:
@@ -213,6 +223,39 @@ class RemoteSubject:
             not started and growth <= os_budget(budget)
         value["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
         return outcome
+
+    def work(self, work: Work) -> Measured:
+        """``work`` measured from outside (:class:`grader.grading.cpu.CpuWindow`): its case
+        is built in the kernel first, then run again and again, as it is and with
+        ``work.against``, one request each, and the kernel's processes' CPU time is read
+        around each request. The kernel's own word on time is never asked for."""
+        head = {"target": self.target, "driver": self.driver.to_data()}
+        staged = {**work.case.for_kernel(), "build": None}  # the timed call, as it is
+        first = self.session.ask(json.dumps({**head, "stage": json.loads(codec.dumps(staged))}))
+        if not first or first.get("staged") is not True:
+            return Measured(error=self._failure(first or {}).error)
+        try:
+            self._timed(head, {})  # once before the clock counts: what a first call sets up
+            return measured(lambda kwargs: self._timed(head, kwargs), work)
+        except _NotTimed as exc:
+            return exc.found
+        finally:
+            self.session.ask(json.dumps({**head, "drop": True}))
+
+    def _timed(self, head: dict, kwargs: dict) -> float:
+        """The CPU seconds of one run of the staged case with ``kwargs``, from outside."""
+        window = CpuWindow(self.session.kernel).open()
+        reply = self.session.ask(json.dumps({**head, "again": json.loads(codec.dumps(kwargs))}))
+        seconds = window.close()
+        outcomes = (reply or {}).get("outcomes")
+        if not isinstance(outcomes, list) or len(outcomes) != 1:
+            raise _NotTimed(Measured(error=self._failure(reply or {}).error))
+        outcome = Outcome.from_data(outcomes[0])
+        if outcome.error is not None:
+            raise _NotTimed(Measured(error=outcome.error))
+        if window.problem:
+            raise _NotTimed(Measured(problem=window.problem))
+        return seconds
 
     def _failure(self, reply: dict) -> Outcome:
         if "too_large" in reply:

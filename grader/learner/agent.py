@@ -152,6 +152,8 @@ def namespace_of(answer) -> dict:
 # A case measured from outside at grading (a memory budget) runs in two requests: its
 # inputs are built first and kept here, then the grader resets the kernel's peak memory,
 # and the second request sends the arguments listed in ``build["late"]`` and runs it.
+# A case whose work is timed (grader.learner.work) is built once and run again and again
+# (``again``), its CPU time measured around each request, until the grader drops it.
 _STAGED: dict = {}
 
 
@@ -178,6 +180,21 @@ def run_staged(answer, driver: Call, late: dict, namespace: dict) -> Outcome:
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:
         return _too_large()
     return Outcome(value=as_data(value))
+
+
+def run_again(answer, driver: Call, kwargs: dict, namespace: dict) -> Outcome:
+    """The staged case run once more, with ``kwargs`` in place of its own keyword
+    arguments, and kept for the next run. Only whether it raised comes back: what counts
+    is the time it took, measured from outside."""
+    if "case" not in _STAGED:
+        return Outcome(error=ErrorInfo("BridgeError", "no case was staged"))
+    data, args, own = _STAGED["case"]
+    try:
+        invoke(answer, list(args), {**own, **materialise(kwargs, namespace)}, data, driver,
+               namespace)
+    except Exception as exc:  # the learner's code may raise anything
+        return Outcome(error=error_info(exc, answer))
+    return Outcome(value=None)
 
 
 def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outcome:
@@ -248,6 +265,11 @@ def handle(namespace: dict, text: str) -> str:
         if "late" in request:
             outcome = run_staged(answer, driver, request["late"], namespace)
             reply["outcomes"].append(outcome.to_data())
+        if "again" in request:
+            outcome = run_again(answer, driver, codec.decode(request["again"]), namespace)
+            reply["outcomes"].append(outcome.to_data())
+        if request.get("drop"):
+            _STAGED.clear()
         for tree in request.get("cases", ()):
             outcome = run_one(answer, driver, tree, namespace).to_data()
             if len(codec.dumps(outcome, strict=False)) > MAX_OUTCOME:

@@ -179,6 +179,36 @@ class Verdict:
 
 
 @dataclass
+class Work:
+    """A rule about how much an answer computes, checked by the CPU time it takes: the call
+    ``case``, and the same call with the keyword arguments ``against`` in place of its own
+    (``{"causal": False}``: the work that ``case`` must save part of), each run several
+    times; the median ratio of their CPU times must be at most ``most``. In a notebook the
+    answer's own process measures it; at grading, the operating system, from outside the
+    sandbox (``grader.grading.cpu``). ``rule`` is the rule in the notebook's words, and
+    ``found`` what a check says when the ratio is above ``most``; ``{ratio}`` in it is the
+    ratio measured."""
+
+    case: Case
+    against: dict
+    most: float
+    rule: str
+    found: str
+    rounds: int = 5  # pairs of runs measured, one after the other
+    attempts: int = 3  # measured again, up to this many times, before the rule is broken
+
+    def to_data(self) -> dict:
+        return {"case": self.case.to_data(), "against": dict(self.against), "most": self.most,
+                "rule": self.rule, "found": self.found, "rounds": self.rounds,
+                "attempts": self.attempts}
+
+    @classmethod
+    def from_data(cls, d: dict) -> Work:
+        return cls(Case.from_data(d["case"]), dict(d["against"]), float(d["most"]),
+                   str(d["rule"]), str(d["found"]), int(d["rounds"]), int(d["attempts"]))
+
+
+@dataclass
 class BadInput:
     """An input the answer must reject with ``ValueError``; ``why`` names the problem."""
 
@@ -209,6 +239,8 @@ class ExerciseInfo:
     # The names of an output's axes ({"weights": ("B", "h", "T_q", "T_k")}), for a message
     # that finds the right values with the axes in another order.
     axes: dict = field(default_factory=dict)
+    # A rule about how much the answer computes, measured as CPU time (:class:`Work`).
+    work: Work | None = None
 
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver.to_data(),
@@ -217,7 +249,8 @@ class ExerciseInfo:
                 "bad_inputs": [{"case": b.case.to_data(), "why": b.why} for b in self.bad_inputs],
                 **({"uses": list(self.uses)} if self.uses else {}),
                 **({"outputs": list(self.outputs)} if self.outputs else {}),
-                **({"axes": {k: list(v) for k, v in self.axes.items()}} if self.axes else {})}
+                **({"axes": {k: list(v) for k, v in self.axes.items()}} if self.axes else {}),
+                **({"work": self.work.to_data()} if self.work else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> ExerciseInfo:
@@ -227,7 +260,8 @@ class ExerciseInfo:
                    [BadInput(Case.from_data(b["case"]), b["why"]) for b in d["bad_inputs"]],
                    tuple(str(u) for u in d.get("uses") or ()),
                    tuple(str(o) for o in d.get("outputs") or ()),
-                   {str(k): tuple(map(str, v)) for k, v in (d.get("axes") or {}).items()})
+                   {str(k): tuple(map(str, v)) for k, v in (d.get("axes") or {}).items()},
+                   Work.from_data(d["work"]) if d.get("work") else None)
 
 
 class MistakeRecord:

@@ -49,6 +49,11 @@ class LocalSubject:
 
         return scan(self.answer, rules)
 
+    def work(self, work):
+        from .work import measure_here
+
+        return measure_here(self.answer, work)
+
     def helper(self, name: str, exp) -> LocalSubject | None:
         from .agent import namespace_of
 

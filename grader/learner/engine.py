@@ -5,7 +5,9 @@ The order of work, the same for every exercise and wherever the check runs:
 1. Forbidden shortcuts, read from the answer's code (``grader.learner.shortcuts``).
 2. Every case, from the smallest input to the largest. Each input is a fresh copy, so an
    answer that changes its input is caught and told so.
-3. Inputs that must raise ``ValueError``.
+3. A required name or loop the code never uses; a rule about how much the answer
+   computes, measured as CPU time (``grader.learner.work``).
+4. Inputs that must raise ``ValueError``.
 
 On success the verdict is one line. On failure the message holds the smallest failing
 input, the expected and the actual value, what differs, and a diagnosis: the catalogued
@@ -37,6 +39,8 @@ from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positi
                         rescaled_match, reshaped_input, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .standin import MISMATCH
+from .work import Measured
+from .work import message as work_message
 
 
 class Subject(Protocol):
@@ -56,6 +60,11 @@ class Subject(Protocol):
         judge against ``exp``, its own expectations; None if the learner has no ``name``.
         The engine judges it (:func:`judge` with ``expectations_of``): a subject never
         judges anything itself."""
+
+    def work(self, work) -> Measured:
+        """The CPU time of the call ``work.case`` against the same call with
+        ``work.against`` (``grader.learner.cases.Work``), as measured where the subject
+        lives: in a notebook by its own process, at grading from outside the sandbox."""
 
 
 class _Helpers:
@@ -415,6 +424,10 @@ def judge(exp: Expectations, subject: Subject, *,
         return _with_culprits(failure, info, subject, set_aside)
     if rules is not None and rules.required and not used:
         return Verdict(False, missing_required_message(info.name, rules))
+    if info.work is not None and hasattr(subject, "work"):
+        found = subject.work(info.work)
+        if not found.kept(info.work):
+            return Verdict(False, work_message(info.name, info.work, found))
     bad_cases = [bad.case for bad in info.bad_inputs]
     for case in bad_cases:
         case.names = case.names or info.arg_names
