@@ -5,8 +5,9 @@ A lesson folder ``grader/lessons/NN_slug/`` (the name of its source notebook) ho
 * ``reference.py``: the reference of every graded function of the lesson (``__all__``);
 * ``exercises.py``: one :class:`Exercise` per check: its cases (drawn from a seed, more
   and different ones when hidden), its catalogued mistakes (the reference with one knob
-  changed, see :func:`knob`), the inputs it must reject, its shortcut rules, and how the
-  learner's side runs and compares an answer (``driver``, ``compare``).
+  changed, see :func:`knob`), the inputs it must reject, its shortcut rules, how the
+  learner's side runs and compares an answer (``driver``, ``compare``), and the rules its
+  notebook states with what checks each (``stated``, :mod:`grader.lessons.stated`).
 
 :func:`expectations` turns an exercise into what the check engine compares with: the
 cases, the reference's outcome on each and each mistake's, computed by running them
@@ -31,8 +32,9 @@ import numpy as np
 from ..learner import agent
 from ..learner.comparisons import Comparison
 from ..learner.drivers import Call, Driver
-from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord
-from ..learner.shortcuts import Rules
+from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord, Work
+from ..learner.shortcuts import LOOP, Rules
+from .stated import Check, Stated
 
 HIDDEN_SEED_OFFSET = 7919
 TWIN_SEED_OFFSET = 104_729
@@ -41,8 +43,8 @@ PROBED_CASES = 4  # the smallest cases whose reference dependence is recorded (`
 FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
 HERE = Path(__file__).resolve().parent
 
-__all__ = ["BadInput", "Case", "Exercise", "Misconception", "Rules", "expectations", "get",
-           "knob", "lessons", "load_all", "register"]
+__all__ = ["BadInput", "Case", "Check", "Exercise", "LOOP", "Misconception", "Rules", "Stated",
+           "Work", "expectations", "get", "knob", "lessons", "load_all", "register"]
 
 
 @dataclass
@@ -103,6 +105,12 @@ class Exercise:
     # with the scores multiplied by each factor built from the case's scale (√d_k, 1/√d_k,
     # √d_k/√T_k, ...) is recorded, so a wrong scale is named by the factor it amounts to.
     scales: str = ""
+    # A rule about how much the answer computes, measured as CPU time (grader.learner.work).
+    work: Work | None = None
+    # Every rule the notebook states for this exercise, in its words, with what checks it
+    # (grader.lessons.stated); () for an exercise whose notebook states none. None: not
+    # listed yet, which tests/test_stated_rules.py refuses.
+    stated: tuple[Stated, ...] | None = None
 
     def __post_init__(self):
         for field_name, kind in (("driver", Driver), ("compare", Comparison)):
@@ -118,7 +126,7 @@ class Exercise:
                for b in self.bad_inputs]
         return ExerciseInfo(self.name, tuple(self.arg_names), self.driver,
                             self.compare, self.rules, self.hint, bad, tuple(self.uses),
-                            tuple(self.outputs), dict(self.axes))
+                            tuple(self.outputs), dict(self.axes), self.work)
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
         """The cases, smallest first, each with the argument names filled in (``offset``
@@ -247,8 +255,8 @@ def twin_expectations(name: str) -> Expectations | None:
     # A few, spread from the smallest to the largest: enough that a replay fails.
     step = max(1, len(fresh) // TWINS)
     twins = _expectations(ex, fresh[::step][:TWINS], False)
-    # The visible check has read the code and tried the bad inputs already.
-    twins.info = dataclasses.replace(twins.info, rules=None, bad_inputs=[])
+    # The visible check has read the code, tried the bad inputs and measured the work already.
+    twins.info = dataclasses.replace(twins.info, rules=None, bad_inputs=[], work=None)
     return twins
 
 
