@@ -35,7 +35,8 @@ from grader.grading.kernel import CellRun
 from grader.learner import agent, one_pass
 from grader.learner.cases import Case, ErrorInfo, Outcome
 from grader.learner.engine import judge
-from grader.learner.one_pass import BlockKept, NotAList, ReadTwice, Stream, counted, watched
+from grader.learner.one_pass import (BlockKept, NotAList, ReadTwice, Stream, TooManyRows, counted,
+                                     watched)
 from grader.learner.shortcuts import SourceReader
 
 ANSWERS = '''
@@ -235,6 +236,20 @@ def one_pass_max_loop_then_sum_loop(q, K, V, block):
     return o / s
 
 
+def one_pass_block_as_the_number_of_blocks(q, K, V, block):
+    q, K, V = one_query(q, K, V)
+    block = positive_int(block, "block")
+    size = -(-len(K) // block)          # block blocks, of ceil(T_k / block) keys each
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), size):
+        x = K[j:j + size] @ q / np.sqrt(len(q))
+        m_new = max(m, x.max())
+        p = np.exp(x - m_new)
+        s, o = s * np.exp(m - m_new) + p.sum(), o * np.exp(m - m_new) + p @ V[j:j + size]
+        m = m_new
+    return o / s
+
+
 def one_pass_every_score_then_blocks(q, K, V, block):
     q, K, V = one_query(q, K, V)
     block = positive_int(block, "block")
@@ -263,6 +278,7 @@ STREAM_KEPT = "online_softmax_stats keeps the blocks to read them twice."
 NOT_A_LIST = ("online_softmax_stats asks its blocks for a length or an index, but they come "
               "as a stream.")
 ROWS_READ_TWICE = "attention_one_pass reads keys or values twice: it must read K and V in one pass."
+TOO_MANY_ROWS = "attention_one_pass reads more than `block` keys or values in one step."
 COPIES_KEPT = "it keeps every block, or a copy of each"
 
 HONEST = [("online_softmax_stats", n) for n in (
@@ -279,7 +295,8 @@ TWO_PASSES = [
     ("online_softmax_stats", "stats_with_len", NOT_A_LIST),
     ("online_softmax_stats", "stats_with_index", NOT_A_LIST),
     ("attention_one_pass", "one_pass_max_loop_then_sum_loop", ROWS_READ_TWICE),
-    ("attention_one_pass", "one_pass_every_score_then_blocks", ROWS_READ_TWICE),
+    ("attention_one_pass", "one_pass_every_score_then_blocks", TOO_MANY_ROWS),
+    ("attention_one_pass", "one_pass_block_as_the_number_of_blocks", TOO_MANY_ROWS),
 ]
 
 
@@ -666,32 +683,43 @@ def test_reading_each_block_once_and_the_current_block_again_is_one_pass():
     lambda K: [K[j:j + 2].view(np.ndarray).sum() for j in range(0, 6, 2)],
     lambda K: [np.einsum("kd->", K[j:j + 2]) for j in range(0, 6, 2)],
     lambda K: (K.shape, len(K), np.shape(K), np.zeros_like(K[0]), np.result_type(K, 1.0),
-               repr(K), K @ np.ones(2)),
+               repr(K), [K[j:j + 2] @ np.ones(2) for j in range(0, 6, 2)]),
 ], ids=["last block first", "row by row", "array_split", "index arrays", "a transposed view",
-        "view(np.ndarray)", "einsum", "metadata, then one read of every row"])
+        "view(np.ndarray)", "einsum", "metadata, then block by block"])
 def test_one_pass_in_any_style_is_not_a_second_pass(read):
     read(rows())
 
 
 @pytest.mark.parametrize("again", [
-    lambda K: [K @ np.ones(2), K[0:2] @ np.ones(2)],
     lambda K: [K[j:j + 2].sum() for j in (0, 2, 4, 0)],
-    lambda K: [np.isnan(K).any(), K[0:2].sum()],
     lambda K: [max(k.max() for k in K), [k.sum() for k in K]],
-    lambda K: [K.copy(), K[0].sum()],
-    lambda K: [K.tolist(), K[0].sum()],
-    lambda K: [K.T.dot(np.ones(6)), K[0].sum()],
-    lambda K: [K[[0, 5]].sum(), K[1:5].sum(), K[0].sum()],
-    lambda K: [K.view(np.ndarray).max(), K[0:2].sum()],
-    lambda K: [float(K[0, 0]), K[2:6].sum(), float(K[0, 1])],
+    lambda K: [K[[0, 5]].sum(), K[1:3].sum(), K[3:5].sum(), K[0].sum()],
+    lambda K: [float(K[0, 0]), K[2:4].sum(), K[4:6].sum(), float(K[0, 1])],
     lambda K: [np.concatenate([K[0:2], K[2:4]]), K[4:6].sum(), K[0].sum()],
-], ids=["every row then a block", "a block again after moving on", "a check of every row first",
-        "rows twice", "a copy first", "tolist first", "a product with K.T first",
-        "an index array first", "view(np.ndarray) first", "one number again after moving on",
-        "concatenate then back"])
+], ids=["a block again after moving on", "rows twice", "an index array first",
+        "one number again after moving on", "concatenate then back"])
 def test_going_back_to_earlier_rows_raises_read_twice(again):
     with pytest.raises(ReadTwice, match=r"in K, rows? 0"):
         again(rows())
+
+
+@pytest.mark.parametrize("everything", [
+    lambda K: K @ np.ones(2),
+    lambda K: np.isnan(K).any(),
+    lambda K: K.copy(),
+    lambda K: K.tolist(),
+    lambda K: K.T.dot(np.ones(6)),
+    lambda K: K.view(np.ndarray).max(),
+    lambda K: K[1:5].sum(),
+    lambda K: K[::2].sum(),
+    lambda K: [Kb.max() for Kb in np.array_split(K, 2)],
+], ids=["a product", "a check of every row", "a copy", "tolist", "a product with K.T",
+        "view(np.ndarray)", "four rows of a block of two", "every other row",
+        "two blocks of three"])
+def test_reading_more_than_a_block_in_one_step_raises_too_many_rows(everything):
+    with pytest.raises(TooManyRows, match=r"in K, rows \d+ to \d+ were read in one step: \d+ "
+                                          r"rows, where a step reads at most block = 2"):
+        everything(rows())
 
 
 def test_the_window_is_the_block_size():
@@ -705,14 +733,14 @@ def test_a_row_gives_numbers_and_each_is_read():
     K = rows()
     numbers = [x for x in K[0]]
     assert numbers == [0.0, 1.0] and all(type(x) is np.float64 for x in numbers)
-    K[2:6].sum()
+    K[2:4].sum(), K[4:6].sum()
     with pytest.raises(ReadTwice, match="row 0 was read again"):
         [x for x in K[0]]
 
 
 def test_results_are_numpys_own_arrays():
     assert type(rows()[0:2] @ np.ones(2)) is np.ndarray
-    assert type(rows().sum(axis=0)) is np.ndarray
+    assert type(rows()[0:2].sum(axis=0)) is np.ndarray
     assert type(np.exp(rows()[2:4])) is np.ndarray
     assert type(rows()[[1, 2]]) is np.ndarray
 
@@ -728,10 +756,22 @@ def test_a_second_pass_over_rows_fails_even_when_caught():
     with pytest.raises(ReadTwice, match="in K"):
         with watched([np.ones(2), K, K.copy(), 2], {"rows": [1, 2], "block": 3},
                      ("q", "K", "V", "block")) as args:
-            args[1].sum()
+            for j in range(0, 6, 2):
+                args[1][j:j + 2].sum()
             try:
                 args[1][0:2].sum()
             except ReadTwice:
+                pass
+
+
+def test_too_many_rows_fails_even_when_caught():
+    K = np.arange(12.0).reshape(6, 2)
+    with pytest.raises(TooManyRows, match="rows 0 to 5 were read in one step"):
+        with watched([np.ones(2), K, K.copy(), 2], {"rows": [1, 2], "block": 3},
+                     ("q", "K", "V", "block")) as args:
+            try:
+                args[1].sum()
+            except TooManyRows:
                 pass
 
 

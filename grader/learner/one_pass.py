@@ -17,6 +17,8 @@ case's arguments, which stay plain lists and arrays as data):
   reads: a row may be read again only while fewer than ``block`` (argument k) rows that
   were never read before have been read since its first read. The current block may be
   read as often as the step needs; going back to an earlier one raises :class:`ReadTwice`.
+  One read of more than ``block`` rows at once (every key scored in one product, or
+  ``block`` taken as the number of blocks) raises :class:`TooManyRows`.
 
 A second pass is an error even when the answer catches it: the first one is raised again
 when the call returns (:func:`watched`). The check's engine knows these errors by their
@@ -67,7 +69,11 @@ class NotAList(TypeError):
     """The answer asked a stream for its length, an index or its truth."""
 
 
-ERRORS = frozenset({"ReadTwice", "BlockKept", "NotAList"})
+class TooManyRows(RuntimeError):
+    """The answer read more rows of its one-pass input in one step than a block holds."""
+
+
+ERRORS = frozenset({"ReadTwice", "BlockKept", "NotAList", "TooManyRows"})
 
 
 def _rows(lo: int, hi: int, verb: str = "") -> str:
@@ -263,7 +269,7 @@ class Ledger:
         self.clock = 0                   # rows read so far, each counted once
         self.last = (0, -1)              # the latest read that brought new rows
         self.open = True
-        self.error: ReadTwice | None = None
+        self.error: ReadTwice | TooManyRows | None = None
 
     def owns(self, a: np.ndarray) -> bool:
         """Whether ``a`` is a view of this array's memory, not memory of its own: its
@@ -337,8 +343,9 @@ class Ledger:
                 self.read(first + lo + int(begin), first + lo + int(end) - 1)
 
     def read(self, lo: int, hi: int) -> None:
-        """Rows ``lo`` to ``hi`` read now: :class:`ReadTwice` if one of them was first
-        read more than a block of new rows ago."""
+        """Rows ``lo`` to ``hi`` read now: :class:`TooManyRows` if they are more than a
+        block, :class:`ReadTwice` if one of them was first read more than a block of new
+        rows ago."""
         if not self.open:
             return
         if lo == hi and 0 <= lo < self.n:       # one row: the common case, kept cheap
@@ -348,18 +355,19 @@ class Ledger:
             lo, hi = max(0, int(lo)), min(self.n - 1, int(hi))
             if hi < lo:
                 return
+            if hi - lo + 1 > self.window:
+                self._fail(TooManyRows(
+                    f"in {self.name}, {_rows(lo, hi, 'were')} read in one step: "
+                    f"{hi - lo + 1} rows, where a step reads at most block = {self.window}"))
             seg = self.age[lo:hi + 1]
             age = int(seg.max())
             new = hi - lo + 1 if age == 0 else 0 if int(seg.min()) else \
                 int(np.count_nonzero(seg == 0))
         if age and self.clock + new - (TOP - age) > self.window:
-            error = ReadTwice(
+            self._fail(ReadTwice(
                 f"in {self.name}, {_rows(lo, hi, 'were')} read again after "
                 f"{_rows(*self.last)} had been read: back more than one block "
-                f"(block = {self.window})")
-            if self.error is None:
-                self.error = error
-            raise error
+                f"(block = {self.window})"))
         if new:
             if lo == hi:
                 self.age[lo] = TOP - self.clock
@@ -367,6 +375,11 @@ class Ledger:
                 np.maximum(self.age[lo:hi + 1], TOP - self.clock, out=self.age[lo:hi + 1])
             self.clock += new
             self.last = (lo, hi)
+
+    def _fail(self, error: ReadTwice | TooManyRows):
+        if self.error is None:
+            self.error = error
+        raise error
 
     def close(self) -> None:
         self.open = False
@@ -685,6 +698,9 @@ SAY = {
     "NotAList": ("{name} asks its input for a length or an index, but it comes as a stream.",
                  "a stream has no length and no index, only a next part: read it with one for "
                  "loop, each part once, in order."),
+    "TooManyRows": ("{name} reads more of its input in one step than a block.",
+                    "the check hands the input over as arrays that note which rows are read: "
+                    "a step may read at most one block of rows."),
 }
 SHOWN = {"stream": "(handed to your function as a stream: each block once, in order)",
          "rows": "(handed to your function as arrays that note which rows are read)"}
@@ -711,4 +727,4 @@ def message(name: str, spec: dict, case, error) -> str:
 
 
 __all__ = ["BlockKept", "ERRORS", "NotAList", "Once", "ReadTwice", "Rows", "Stream",
-           "counted", "hand_over", "message", "watched"]
+           "TooManyRows", "counted", "hand_over", "message", "watched"]

@@ -14,7 +14,7 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.drivers import Call, Object
 from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Work, knob, register
 from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
 
@@ -200,7 +200,8 @@ def one_pass_cases(rng, hidden):
 
 
 # K and V note which rows are read: a row read again after later rows (more than a block
-# before) is a second pass.
+# before) is a second pass, and a read of more than a block of rows at once is too many for
+# one step (block taken as the number of blocks, or every key scored at once).
 ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
     "{name} reads keys or values twice: it must read K and V in one pass.",
     "the check hands K and V over as arrays that note which rows your function reads. The "
@@ -208,7 +209,13 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
     "later ones were read is a second pass. A loop over the keys for the maximum, then another "
     "for the sums and the output, reads K twice; so does scoring every key first. Keep m, s and "
     "the output up to date in one loop over the blocks, rescaling s and the output when m "
-    "grows.")},
+    "grows."), "TooManyRows": (
+    "{name} reads more than `block` keys or values in one step.",
+    "the check hands K and V over as arrays that note which rows are read, and a step reads at "
+    "most `block` rows: `block` is the number of keys a step reads (the last block may be "
+    "shorter), not the number of blocks. Scoring every key at once reads all T_k rows in one "
+    "step, and so does a copy of K or V. Slice K[j:j + block] and V[j:j + block] in a loop "
+    "over j in steps of block.")},
     "shown": "(K and V handed to your function as arrays that note which rows are read)"}
 
 one_pass = functools.partial(knob, ref._one_pass)
@@ -282,12 +289,38 @@ def tiled_cases(rng, hidden):
         build={"memory_budget": memory_budget(b * b, t + b * 3)})]
 
 
+# The causal tiles above the diagonal add exp(-inf) = 0 to every row, so whether they were
+# computed shows only in the time the call takes. With n tiles a side, skipping them leaves
+# n(n + 1)/2 of the n² tiles; computing them all takes the full call's n². The keys are wide
+# (d_k = 1024) so that a tile's product outweighs whatever else is done per tile (masking,
+# the running softmax, Python's own steps), whatever the style: a causal run took 0.52 to
+# 0.64 of the full run's CPU time (loops over query or key blocks, torch, a loop over rows,
+# a whole mask sliced per tile; the median of 5 pairs, idle and with both cores busy), and
+# one that computes the tiles above the diagonal, or only their scores, 0.89 to 1.6.
+WORK_T, WORK_BLOCK, WORK_WIDTH = 512, 32, 1024
+
+
+def tiled_work() -> Work:
+    t, b, d = WORK_T, WORK_BLOCK, WORK_WIDTH
+    case = Case((normal_fixture(7031, (t, d)), normal_fixture(7032, (t, d)),
+                 normal_fixture(7033, (t, 1)), b, b), {"causal": True},
+                note=f"causal, {t} tokens with d_k = {d}, in {b}×{b} tiles")
+    return Work(case, {"causal": False}, most=0.8,
+                rule="the causal tiles above the diagonal are skipped, never computed",
+                found=("your causal run took as much work as the full one ({ratio:.2f} of its "
+                       "CPU time, where skipping the tiles above the diagonal leaves about "
+                       "half): the tiles above the diagonal seem to be computed, then counted "
+                       "as skipped. Decide that a tile is skipped before computing anything of "
+                       "it, and then leave it out."))
+
+
 tiles = functools.partial(knob, ref._tiled)
 register(Exercise(
     name="tiled_attention", scales="Q", probes=("K", "V"),
     quantities=lambda Q, K, V, block_q, block_k, *rest, **kw: {
         "block_q": block_q, "block_k": block_k, **attention_quantities(Q, K)},
     reference=ref.tiled_attention, cases=tiled_cases, rules=ATTENTION_RULES, seed=703,
+    work=tiled_work(),
     arg_names=("Q", "K", "V", "block_q", "block_k"),
     misconceptions=[
         Misconception("diagonal tile dropped", tiles(skip="from the block's start"), (
