@@ -1,8 +1,9 @@
 """Lesson 08: sinusoidal positions, RoPE and RoPE's scores.
 
-First grader.check: correct code written other ways passes (a loop over entries, the
-log-space frequencies of PyTorch's tutorial, complex numbers, 2 × 2 rotation matrices,
-torch, the rotate-half convention on permuted features); a learner's wrong answers,
+First grader.check: correct code written other ways passes (the log-space frequencies
+of PyTorch's tutorial, complex numbers, 2 × 2 rotation matrices, torch, the rotate-half
+convention on permuted features); an answer that breaks a rule the notebook states (a
+loop where it says to use none, ``BREAKS``) fails and is told which; a learner's wrong answers,
 written as a learner would write them (not as the reference's knobs), get their named
 diagnoses, the catalogued ones and those a relation names; an answer that accepts a bad
 input fails; rope_scores is judged on its own when the learner's rope is wrong or
@@ -30,6 +31,7 @@ from courseware.positions import position_sizes, rope_inputs, rope_score_inputs
 from grader import CheckFailed, check
 from grader import reference as ref
 from grader.learner.checks import verdict
+from stated_rules import broken
 
 LESSON = "08_positions"
 EXERCISES = ["sinusoidal_positions", "rope", "rope_scores"]
@@ -148,7 +150,6 @@ def scores_of_permuted_halves(Q, K, positions_q, positions_k, base=10000.0):
 
 
 @pytest.mark.parametrize("name, fn", [
-    ("sinusoidal_positions", table_by_loop),
     ("sinusoidal_positions", table_like_the_pytorch_tutorial),
     ("rope", rope_by_complex),
     ("rope", rope_by_rotation_matrices),
@@ -192,20 +193,21 @@ def test_the_cases_hold_what_the_mistakes_need():
 
 # ================================================================= a learner's wrong answers
 
+def _table(T, d, frequencies=lambda d: 1 / 10000 ** (np.arange(0, d, 2) / d), start=0,
+           first=np.sin, second=np.cos):
+    T, d = position_sizes(T, d)
+    angles = np.arange(start, start + T)[:, None] * frequencies(d)[None, :]
+    table = np.empty((T, d))
+    table[:, ::2], table[:, 1::2] = first(angles), second(angles)
+    return table
+
+
 def table_from_one(T, d):
-    return table_by_loop(T, d, start=1)
+    return _table(T, d, start=1)
 
 
 def table_cos_first(T, d):
-    return table_by_loop(T, d, first=math.cos, second=math.sin)
-
-
-def _table(T, d, frequencies):
-    T, d = position_sizes(T, d)
-    angles = np.arange(T)[:, None] * frequencies(d)[None, :]
-    table = np.empty((T, d))
-    table[:, ::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
-    return table
+    return _table(T, d, first=np.cos, second=np.sin)
 
 
 def table_without_the_2(T, d):
@@ -364,7 +366,7 @@ def table_with_any_d(T, d):
     """Accepts an odd d (a last feature with a sine and no cosine)."""
     if not isinstance(T, (int, np.integer)) or T < 0 or d <= 0:
         raise ValueError(f"bad sizes T={T!r}, d={d!r}")
-    return table_by_loop(T, d + d % 2)[:, :d]
+    return _table(T, d + d % 2)[:, :d]
 
 
 def rope_with_any_positions(x, positions, base=10000.0):
@@ -412,6 +414,114 @@ def test_bad_input_is_a_value_error_that_names_the_problem(call, words):
 def test_an_empty_table_has_its_width():
     assert ref.sinusoidal_positions(0, 6).shape == (0, 6)
     assert ref.sinusoidal_positions(np.int64(3), np.int64(4)).shape == (3, 4)
+
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def table_by_two_loops(T, d):
+    """Right numbers, entry by entry, where the notebook says to use no Python loop."""
+    T, d = position_sizes(T, d)
+    table = np.zeros((T, d))
+    for t in range(T):
+        for i in range(d // 2):
+            angle = t / 10000 ** (2 * i / d)
+            table[t, 2 * i], table[t, 2 * i + 1] = math.sin(angle), math.cos(angle)
+    return table
+
+
+def table_by_a_comprehension(T, d):
+    T, d = position_sizes(T, d)
+    rows = [[f(t / 10000 ** (2 * (j // 2) / d)) for j, f in zip(range(d), [math.sin, math.cos] * d)]
+            for t in range(T)]
+    return np.array(rows, dtype=float).reshape(T, d)
+
+
+def table_without_an_empty_one(T, d):
+    """Refuses T = 0, which the notebook says gives an empty (0, d) table."""
+    T, d = position_sizes(T, d)
+    if T == 0:
+        raise ValueError("T must be at least 1")
+    return _table(T, d)
+
+
+def table_without_the_given_line(T, d):
+    """The given line dropped: an odd d gets a last sine without its cosine."""
+    angles = np.arange(T)[:, None] / 10000 ** (2 * np.arange((d + 1) // 2) / d)
+    table = np.zeros((T, d))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles[:, :d // 2])
+    return table
+
+
+def rope_pair_by_pair(x, positions, base=10000.0):
+    """Right numbers, one pair at a time, where the notebook says no loop over pairs."""
+    x, positions, base = rope_inputs(x, positions, base)
+    d = x.shape[-1]
+    out = np.empty_like(x)
+    for i in range(d // 2):
+        angle = positions * base ** (-2 * i / d)
+        a, b = x[..., 2 * i], x[..., 2 * i + 1]
+        out[..., 2 * i] = a * np.cos(angle) - b * np.sin(angle)
+        out[..., 2 * i + 1] = a * np.sin(angle) + b * np.cos(angle)
+    return out
+
+
+def rope_row_by_row_with_map(x, positions, base=10000.0):
+    x, positions, base = rope_inputs(x, positions, base)
+    rows = list(map(lambda t: _turn(x[..., t:t + 1, :], positions[t:t + 1], base),
+                    range(x.shape[-2])))
+    return np.concatenate(rows, axis=-2)
+
+
+def rope_with_the_pairs_on_an_axis(x, positions, base=10000.0):
+    """The turned pairs stacked on an axis of their own: [..., T, d/2, 2], not x's shape."""
+    x, positions, base = rope_inputs(x, positions, base)
+    d = x.shape[-1]
+    angles = positions[:, None] * base ** (-2 * np.arange(d // 2) / d)
+    a, b = x[..., 0::2], x[..., 1::2]
+    return np.stack([a * np.cos(angles) - b * np.sin(angles),
+                     a * np.sin(angles) + b * np.cos(angles)], axis=-1)
+
+
+def scores_without_the_given_line(Q, K, positions_q, positions_k, base=10000.0):
+    """The given line dropped: positions that are not whole numbers go through."""
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    d = Q.shape[-1]
+    theta = base ** (-np.arange(0, d, 2) / d)
+    zq = (Q[..., 0::2] + 1j * Q[..., 1::2]) * np.exp(1j * np.outer(positions_q, theta))
+    zk = (K[..., 0::2] + 1j * K[..., 1::2]) * np.exp(1j * np.outer(positions_k, theta))
+    return (zq @ np.conj(np.swapaxes(zk, -1, -2))).real / np.sqrt(d)
+
+
+KEEP_THE_CHECK = ("it checks the input and raises a `ValueError` for one that does not fit. "
+                  "Keep it.")
+BREAKS = {
+    ("sinusoidal_positions", "Use no Python loop"): table_by_two_loops,
+    ("sinusoidal_positions", "T = 0 gives an empty `(0, d)` table"): table_without_an_empty_one,
+    ("sinusoidal_positions", "an odd or non-positive d, or a negative T, raises a `ValueError`"):
+        table_with_any_d,
+    ("sinusoidal_positions", KEEP_THE_CHECK): table_without_the_given_line,
+    ("rope", "with no Python loop over rows, pairs or batch axes"): rope_pair_by_pair,
+    ("rope", "Return an array of the shape of `x`"): rope_with_the_pairs_on_an_axis,
+    ("rope", KEEP_THE_CHECK): rope_with_any_positions,
+    ("rope_scores", "swapping only the last two axes of K so that batch axes line up and "
+                    "broadcast"): scores_with_k_dot_t,
+    ("rope_scores", KEEP_THE_CHECK): scores_without_the_given_line,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
+
+
+@pytest.mark.parametrize("fn", [table_by_a_comprehension, rope_row_by_row_with_map],
+                         ids=lambda fn: fn.__name__)
+def test_any_kind_of_loop_breaks_the_no_loop_rule(fn):
+    name = "sinusoidal_positions" if fn is table_by_a_comprehension else "rope"
+    message = failure(name, fn)
+    assert "asks you to do by hand" in message and "no Python loop" in message, message
+    assert "a comprehension" in message or "map, a loop over your function" in message, message
 
 
 # ----------------------------------------------------------------- rope_scores on its own

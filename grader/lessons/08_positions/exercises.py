@@ -13,13 +13,19 @@ import functools
 import numpy as np
 
 from courseware.positions import rope_score_inputs
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Rules, Stated, knob, register
+from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import floats, normal, small_ints, with_variants
 from . import reference as ref
 
 
 def bad(*args, why: str, **kwargs) -> BadInput:
     return BadInput(Case(args, kwargs), why)
+
+
+# The lesson's own words on the given lines, for every exercise.
+KEEP_THE_CHECK = Stated("it checks the input and raises a `ValueError` for one that does not "
+                        "fit. Keep it.", BAD_INPUTS, "should reject this input with a ValueError")
 
 
 def exponent_messages(base: str) -> dict[str, str]:
@@ -78,9 +84,16 @@ register(Exercise(
                 bad(4, -2, why="d = -2 is negative"),
                 bad(-1, 4, why="T = -1 is negative"),
                 bad(2.5, 4, why="T = 2.5 is not a whole number")],
+    rules=Rules(loops=True, why="Use no Python loop: a column of positions times a row of "
+                "frequencies gives every angle at once (lesson 01's outer product)."),
     hint=("Row t is position t, counted from 0, and pair i (features 2i and 2i + 1) holds the "
           "sine and the cosine of one angle, t / 10000^(2i/d). Check row 0 first, [0, 1, 0, "
           "1, ...], then one more row of the input above by hand."),
+    stated=(Stated("Use no Python loop", SOURCE_SCAN, "Use no Python loop"),
+            Stated("T = 0 gives an empty `(0, d)` table", VALUES, "T = 0: an empty table"),
+            Stated("an odd or non-positive d, or a negative T, raises a `ValueError`", BAD_INPUTS,
+                   "should reject this input with a ValueError"),
+            KEEP_THE_CHECK),
 ))
 
 
@@ -150,9 +163,15 @@ register(Exercise(
                     why="positions holds 0.5, not a whole number"),
                 bad(np.ones(4), np.arange(1), why="x is 1-D: it needs rows [T, d]"),
                 bad(np.ones((3, 4)), np.ones((3, 1), dtype=np.int64), why="positions is 2-D")],
+    rules=Rules(loops=True, why="Use no Python loop over rows, pairs or batch axes: "
+                "x[..., 0::2] and x[..., 1::2] are the two features of every pair at once."),
     hint=("Row t of x turns each of its pairs (features 2i and 2i + 1) counterclockwise by the "
           "angle positions[t]·θ_i, with θ_i = base^(-2i/d). Position 0 leaves a row unchanged, "
           "and no row changes its length. Work out the first row of the input above by hand."),
+    stated=(Stated("with no Python loop over rows, pairs or batch axes", SOURCE_SCAN,
+                   "no Python loop over rows, pairs or batch axes"),
+            Stated("Return an array of the shape of `x`", VALUES, "shape"),
+            KEEP_THE_CHECK),
 ))
 
 
@@ -227,4 +246,8 @@ register(Exercise(
     hint=("Turn Q at positions_q and K at positions_k with your rope, then score as in lesson "
           "02: every query row against every key row, divided by √d, with only the last two "
           "axes of K swapped so that batch axes line up."),
+    stated=(Stated("Your `rope` does the turning", ADVICE),
+            Stated("swapping only the last two axes of K so that batch axes line up and "
+                   "broadcast", VALUES, "axes"),
+            KEEP_THE_CHECK),
 ))
