@@ -34,6 +34,7 @@ from grader import reference as ref
 from grader.learner import agent
 from grader.learner.env import peak_bytes
 from grader.learner.validation import positive_int
+from stated_rules import broken
 
 LESSON = "07_long_attention"
 EXERCISES = ["online_softmax_stats", "attention_one_pass", "tiled_attention", "KVCache",
@@ -236,9 +237,11 @@ def one_pass_with_a_copy_of_K(q, K, V, block):
 
 
 def one_pass_in_two_passes(q, K, V, block):
-    """Every score first (to find the maximum), then a second pass: right, but O(T_k)."""
+    """Every score first (to find the maximum), then a second pass: right, but O(T_k).
+    Through np.asarray, which the row ledger does not see (K @ q itself is one read of
+    every row, told apart by the ledger: tests/test_one_pass.py)."""
     q, K, V = one_query(q, K, V)
-    scores = K @ q / np.sqrt(len(q))
+    scores = np.asarray(K) @ q / np.sqrt(len(q))
     m = scores.max()
     o, s = np.zeros(V.shape[1]), 0.0
     for j in range(0, len(K), block):
@@ -983,6 +986,290 @@ def test_one_blas_thread_sets_and_restores_the_thread_count():
     with la.one_blas_thread():
         assert get() == 1
     assert get() == before
+
+
+# ================================================================= the rules the notebook states
+
+def stats_keeping_the_blocks(scores_blocks):
+    """Every block kept in a list, for a maximum first and a sum after."""
+    blocks = list(score_blocks(scores_blocks))
+    m = max(float(b.max()) for b in blocks)
+    return m, float(sum(np.exp(b - m).sum() for b in blocks))
+
+
+def stats_counting_the_blocks(scores_blocks):
+    """The number of blocks first, to know when the last one comes."""
+    n = len(scores_blocks)
+    m, s = -np.inf, 0.0
+    for i, b in enumerate(score_blocks(scores_blocks)):
+        m_new = max(m, float(b.max()))
+        s = s * np.exp(m - m_new) + float(np.exp(b - m_new).sum())
+        m = m_new
+        if i == n - 1:
+            break
+    return m, s
+
+
+def stats_keeping_copies(scores_blocks):
+    """A copy of each block kept (the blocks themselves are let go), then two passes."""
+    kept = [np.array(b) for b in score_blocks(scores_blocks)]
+    m = max(float(b.max()) for b in kept)
+    return m, float(sum(np.exp(b - m).sum() for b in kept))
+
+
+def stats_without_the_given_line(scores_blocks):
+    """The given line dropped: NaN, empty blocks and no blocks at all go through."""
+    m, s = -np.inf, 0.0
+    for b in scores_blocks:
+        b = np.asarray(b, dtype=float)
+        m_new = max(m, float(b.max(initial=-np.inf)))
+        s = s * np.exp(m - m_new) + float(np.exp(b - m_new).sum())
+        m = m_new
+    return m, s
+
+
+def one_pass_block_as_the_number_of_blocks(q, K, V, block):
+    """`block` read as the number of blocks: ceil(T_k / block) keys a step."""
+    q, K, V = one_query(q, K, V)
+    block = positive_int(block, "block")
+    size = -(-len(K) // block)
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), size):
+        x = K[j:j + size] @ q / np.sqrt(len(q))
+        m_new = max(m, x.max())
+        p = np.exp(x - m_new)
+        s, o = s * np.exp(m - m_new) + p.sum(), o * np.exp(m - m_new) + p @ V[j:j + size]
+        m = m_new
+    return o / s
+
+
+def one_pass_max_then_sums(q, K, V, block):
+    """Block by block, but twice: the maximum in a first loop, the sums in a second."""
+    q, K, V = one_query(q, K, V)
+    block = positive_int(block, "block")
+    m = max(float((K[j:j + block] @ q).max()) for j in range(0, len(K), block)) / np.sqrt(len(q))
+    s, o = 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), block):
+        p = np.exp(K[j:j + block] @ q / np.sqrt(len(q)) - m)
+        s, o = s + p.sum(), o + p @ V[j:j + block]
+    return o / s
+
+
+def one_pass_with_any_block(q, K, V, block):
+    """The given block check swapped for a forgiving one: block = 0 becomes 1."""
+    q, K, V = one_query(q, K, V)
+    return one_pass_with_a_column_of_ones(q, K, V, max(1, int(block)))
+
+
+def tiled_computing_the_skipped_tiles(Q, K, V, block_q, block_k, causal=False):
+    """Every tile computed and masked; the ones above the diagonal counted as skipped."""
+    Q, K, V, batch = tile_inputs(Q, K, V, causal)
+    block_q, block_k = positive_int(block_q, "block_q"), positive_int(block_k, "block_k")
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    out, skipped = np.zeros(batch + (T_q, V.shape[-1])), 0
+    for i0 in range(0, T_q, block_q):
+        i1 = min(i0 + block_q, T_q)
+        m = np.full(batch + (i1 - i0, 1), -np.inf)
+        s, o = np.zeros(batch + (i1 - i0, 1)), np.zeros(batch + (i1 - i0, V.shape[-1]))
+        for j0 in range(0, T_k, block_k):
+            j1 = min(j0 + block_k, T_k)
+            S = Q[..., i0:i1, :] @ np.swapaxes(K[..., j0:j1, :], -1, -2) / np.sqrt(Q.shape[-1])
+            if causal:
+                if j0 > i1 - 1:
+                    skipped += 1          # counted as skipped, but computed all the same
+                S = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], S, -np.inf)
+            new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            p = np.exp(S - new)
+            s = s * np.exp(m - new) + p.sum(axis=-1, keepdims=True)
+            o = o * np.exp(m - new) + p @ V[..., j0:j1, :]
+            m = new
+        out[..., i0:i1, :] = o / s
+    return out, skipped
+
+
+def tiled_counting_the_computed_tiles(Q, K, V, block_q, block_k, causal=False):
+    """Returns how many tiles it computed, where the notebook asks how many it skipped."""
+    out, skipped = tiled_with_key_tiles_outside(Q, K, V, block_q, block_k, causal)
+    n_q, n_k = -(-np.shape(Q)[-2] // block_q), -(-np.shape(K)[-2] // block_k)
+    return out, n_q * n_k - skipped
+
+
+def tiled_with_any_causal(Q, K, V, block_q, block_k, causal=False):
+    """The given line dropped: causal="yes" is taken as True."""
+    return tiled_with_key_tiles_outside(Q, K, V, block_q, block_k, bool(causal))
+
+
+class CacheWithKeysAsAMethod(KVCache):
+    def keys(self):  # noqa: D102 (a method where the notebook asks for an attribute)
+        return KVCache.keys.fget(self)
+
+
+class CacheCountingAppends(KVCache):
+    """len() counts the calls to append, not the positions."""
+
+    calls = 0
+
+    def append(self, k, v):
+        super().append(k, v)
+        self.calls += 1
+
+    def __len__(self):
+        return self.calls
+
+
+class CacheTrustingItsInput:
+    """The given line dropped: a value per key is never checked."""
+
+    def __init__(self):
+        self._k = self._v = None
+
+    def __len__(self):
+        return 0 if self._k is None else len(self._k)
+
+    def append(self, k, v):
+        k, v = np.atleast_2d(k), np.atleast_2d(v)
+        self._k = k if self._k is None else np.concatenate([self._k, k])
+        self._v = v if self._v is None else np.concatenate([self._v, v])
+
+    @property
+    def keys(self):
+        return self._k
+
+    @property
+    def values(self):
+        return self._v
+
+
+def decode_never_filling_the_cache(x_t, cache, W_q, W_k, W_v):
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    K = np.concatenate([cache.keys, X @ W_k]) if t else X @ W_k
+    V = np.concatenate([cache.values, X @ W_v]) if t else X @ W_v
+    out, _ = ref.masked_attention(X @ W_q, K, V, ref.causal_mask(len(K))[t:])
+    return out if x.ndim == 2 else out[0]
+
+
+def decode_with_torch_softmax(x_t, cache, W_q, W_k, W_v):
+    x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
+    X = np.atleast_2d(x)
+    t = len(cache)
+    cache.append(X @ W_k, X @ W_v)
+    S = X @ W_q @ cache.keys.T / np.sqrt(W_q.shape[1])
+    S = np.where(np.arange(len(cache))[None, :] <= t + np.arange(len(X))[:, None], S, -np.inf)
+    out = torch.softmax(torch.from_numpy(S), dim=-1).numpy() @ cache.values
+    return out if x.ndim == 2 else out[0]
+
+
+def decode_flattening_its_input(x_t, cache, W_q, W_k, W_v):
+    """The given line dropped: x_t of any number of axes is flattened into rows."""
+    W_q, W_k, W_v = (np.asarray(W, dtype=float) for W in (W_q, W_k, W_v))
+    X = np.asarray(x_t, dtype=float).reshape(-1, W_q.shape[0])
+    out = decode_through_lesson_04(X, cache, W_q, W_k, W_v)
+    return out if np.ndim(x_t) > 1 else out[0]
+
+
+KEEP_THE_CHECKS = "The first lines of each function, which check the input, are given; keep them."
+BREAKS = {
+    ("online_softmax_stats", "going over the blocks a second time (a second loop, or a list of "
+     "the blocks kept to read again) fails with a message that says so"): stats_keeping_the_blocks,
+    ("online_softmax_stats", "A stream has no `len()` and no index"): stats_counting_the_blocks,
+    ("online_softmax_stats", "keeping only $m$ and $s$"): stats_keeping_copies,
+    ("online_softmax_stats", "Joining the blocks back into one row is not accepted either"):
+        stats_by_joining,
+    ("online_softmax_stats", KEEP_THE_CHECKS): stats_without_the_given_line,
+    ("attention_one_pass", "the keys and values are read `block` rows at a time"):
+        one_pass_block_as_the_number_of_blocks,
+    ("attention_one_pass", "going back to earlier ones is a second pass"): one_pass_max_then_sums,
+    ("attention_one_pass", "Between blocks keep only $m$, $s$ and $o$, so the extra memory is "
+     "$O(\\text{block} + d_v)$ whatever $T_k$"): one_pass_with_a_copy_of_K,
+    ("attention_one_pass", "Library softmax and attention functions are not accepted here."):
+        one_pass_from_torch,
+    ("attention_one_pass", KEEP_THE_CHECKS): one_pass_with_any_block,
+    ("tiled_attention", "a tile counted as skipped must not be computed at all"):
+        tiled_computing_the_skipped_tiles,
+    ("tiled_attention", "under a memory budget that fits a few tiles and the output, but not all "
+     "the scores"): tiled_all_at_once,
+    ("tiled_attention", "the number of tiles it skipped (0 when `causal=False`)"):
+        tiled_counting_the_computed_tiles,
+    ("tiled_attention", "Library softmax and attention functions are not accepted here either."):
+        tiled_with_torch_softmax,
+    ("tiled_attention", KEEP_THE_CHECKS): tiled_with_any_causal,
+    ("KVCache", "`keys` and `values` (read as attributes, `cache.keys`)"): CacheWithKeysAsAMethod,
+    ("KVCache", "`len(cache)` is $t$, the number of positions"): CacheCountingAppends,
+    ("KVCache", "The given line turns both into blocks of rows and checks that there is one "
+     "value per key"): CacheTrustingItsInput,
+    ("decode_step", "appends $k$ and $v$ to the cache, **before** attending"): decode_append_after,
+    ("decode_step", "it reads `cache.keys` and `cache.values` after the call"):
+        decode_never_filling_the_cache,
+    ("decode_step", "Library softmax and attention functions are not accepted here either."):
+        decode_with_torch_softmax,
+    ("decode_step", KEEP_THE_CHECKS): decode_flattening_its_input,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
+
+
+def test_the_block_as_a_count_is_caught_by_the_rows_read_and_not_by_the_values():
+    """On every case its numbers are right: only the rows it reads at once show it."""
+    from grader.lessons import expectations
+    from grader.learner.difference import difference
+    from grader.learner.drivers import Call
+
+    exp = expectations("attention_one_pass", True)
+    free = [c for c in exp.cases if not (c.build or {}).get("memory_budget")]
+    outcomes = agent.run(one_pass_block_as_the_number_of_blocks, Call(), free)
+    for case, outcome, expected in zip(free, outcomes, exp.expected):
+        assert outcome.error is None and not difference(expected.value, outcome.value, case.tol)
+    message = failure("attention_one_pass", one_pass_block_as_the_number_of_blocks, hidden=True)
+    assert "What happened: in K, rows 0 to 1 were read in one step: 2 rows, where a step reads " \
+           "at most block = 1" in message, message
+
+
+def test_the_work_rule_is_the_median_of_pairs_measured_again_before_it_is_broken():
+    from grader.learner.cases import Case, Work
+    from grader.learner.work import measured
+
+    work = Work(Case(()), {"causal": False}, most=0.8, rule="r", found="f", rounds=3, attempts=3)
+    times = iter([0.5, 1.0, 0.9, 1.0, 0.5, 1.0])          # one slow pair among three: kept
+    assert measured(lambda kwargs: next(times), work).kept(work)
+    calls = []
+
+    def always_as_much(kwargs):
+        calls.append(kwargs)
+        return 1.0
+    found = measured(always_as_much, work)
+    assert not found.kept(work) and found.ratio == 1.0 and len(calls) == 2 * 3 * 3
+    assert calls[:2] == [{}, {"causal": False}]          # the call, then the one it is held to
+
+
+def test_the_work_message_says_what_was_found_and_the_rule():
+    from grader.lessons import get
+    from grader.learner.work import Measured, message
+
+    work = get("tiled_attention").work
+    text = message("tiled_attention", work, Measured(ratio=1.04))
+    assert text.startswith("tiled_attention: your causal run took as much work as the full one "
+                           "(1.04 of its CPU time"), text
+    assert "the tiles above the diagonal seem to be computed, then counted as skipped" in text
+    assert "with causal=False: its CPU time must be at most 0.8 of that" in text
+    assert len(text.splitlines()) < 25
+
+
+def test_the_timed_case_is_causal_with_many_wide_tiles():
+    """n = 16 tiles a side, so skipping leaves 136 of 256 tiles; wide keys, so that a tile's
+    product outweighs the rest of its work."""
+    from grader.lessons import get
+
+    work = get("tiled_attention").work
+    Q, K, V, block_q, block_k = work.case.args
+    assert work.case.kwargs == {"causal": True} and work.against == {"causal": False}
+    n = Q.params["shape"][0] // block_q
+    assert n == 16 and block_q == block_k and Q.params["shape"][1] >= 512
+    assert lesson_ref().causal_tiles_skipped(n * block_q, block_q, block_k) == n * (n - 1) // 2
 
 
 def test_the_figures_draw(tmp_path):

@@ -14,9 +14,15 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.drivers import Call, Object
 from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, Work, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Stated, Work, knob, register
+from ..stated import BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, VALUES, WORK
 from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
+
+
+# The lesson's words on the given lines, for each function that has them.
+KEEP_THE_CHECKS = Stated("The first lines of each function, which check the input, are given; "
+                         "keep them.", BAD_INPUTS, "should reject this input with a ValueError")
 
 
 def bad(*args, why: str, **kwargs) -> BadInput:
@@ -154,6 +160,14 @@ register(Exercise(
     hint=("After each block, m must be the largest score seen so far and s the sum of "
           "exp(x - m) over every score seen so far. Check both after each block of the input "
           "above, by hand."),
+    stated=(Stated("going over the blocks a second time (a second loop, or a list of the blocks "
+                   "kept to read again) fails with a message that says so", ONE_PASS, "twice"),
+            Stated("A stream has no `len()` and no index", ONE_PASS,
+                   "asks its blocks for a length or an index"),
+            Stated("keeping only $m$ and $s$", MEMORY, "extra memory"),
+            Stated("Joining the blocks back into one row is not accepted either", SOURCE_SCAN,
+                   "asks you to do by hand"),
+            KEEP_THE_CHECKS),
 ))
 
 
@@ -245,6 +259,15 @@ register(Exercise(
           "row. When a block raises m, both s and the output are multiplied by exp(m_old - "
           "m_new); the output is divided by s once, at the end. Redo the input above block by "
           "block."),
+    stated=(Stated("the keys and values are read `block` rows at a time", ONE_PASS,
+                   "reads more than `block` keys or values in one step"),
+            Stated("going back to earlier ones is a second pass", ONE_PASS,
+                   "reads keys or values twice"),
+            Stated("Between blocks keep only $m$, $s$ and $o$, so the extra memory is "
+                   "$O(\\text{block} + d_v)$ whatever $T_k$", MEMORY, "extra memory"),
+            Stated("Library softmax and attention functions are not accepted here.", SOURCE_SCAN,
+                   "asks you to do by hand"),
+            KEEP_THE_CHECKS),
 ))
 
 
@@ -362,6 +385,15 @@ register(Exercise(
           "causal=True, leave out the tiles whose keys all come after all their queries (and "
           "count them), and mask inside a tile that crosses the diagonal. Draw the tiles of "
           "the input above on paper."),
+    stated=(Stated("a tile counted as skipped must not be computed at all", WORK,
+                   "the tiles above the diagonal seem to be computed, then counted as skipped"),
+            Stated("under a memory budget that fits a few tiles and the output, but not all the "
+                   "scores", MEMORY, "extra memory"),
+            Stated("the number of tiles it skipped (0 when `causal=False`)", VALUES,
+                   "tiles it *skipped*"),
+            Stated("Library softmax and attention functions are not accepted here either.",
+                   SOURCE_SCAN, "asks you to do by hand"),
+            KEEP_THE_CHECKS),
 ))
 
 
@@ -436,6 +468,11 @@ register(Exercise(
           "oldest first, and cache.values the matching rows; len(cache) is the number of "
           "rows. Both are read as attributes (cache.keys, not cache.keys()). Follow the calls "
           "above one at a time."),
+    stated=(Stated("`keys` and `values` (read as attributes, `cache.keys`)", VALUES,
+                   "read as attributes"),
+            Stated("`len(cache)` is $t$, the number of positions", VALUES, "['len']"),
+            Stated("The given line turns both into blocks of rows and checks that there is one "
+                   "value per key", BAD_INPUTS, "should reject this input with a ValueError")),
 ))
 
 
@@ -526,4 +563,11 @@ register(Exercise(
           "Project the new token(s), append their keys and values, then let new token i, at "
           "position len(cache before the call) + i, attend over cached positions 0 up to its "
           "own. Afterwards the check also reads cache.keys and cache.values."),
+    stated=(Stated("appends $k$ and $v$ to the cache, **before** attending", VALUES,
+                   "you attend first and append"),
+            Stated("it reads `cache.keys` and `cache.values` after the call", VALUES,
+                   "cache.keys"),
+            Stated("Library softmax and attention functions are not accepted here either.",
+                   SOURCE_SCAN, "asks you to do by hand"),
+            KEEP_THE_CHECKS),
 ))
