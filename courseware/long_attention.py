@@ -8,7 +8,6 @@ memory and ``courseware.timing.median_seconds`` for time.
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt

@@ -26,7 +26,8 @@ from ..learner.drivers import kib
 from ..learner.cases import Case, ErrorInfo, Outcome, Work
 from ..learner.mutation import source_changes
 from ..learner.shortcuts import Finding, Rules, SourceScope, scan_source
-from ..learner.work import Measured, measured
+from ..learner.work import Measured
+from ..learner.work import measured as measured_work
 from .cpu import CpuWindow
 from .kernel import CellRun
 
@@ -236,7 +237,7 @@ class RemoteSubject:
             return Measured(error=self._failure(first or {}).error)
         try:
             self._timed(head, {})  # once before the clock counts: what a first call sets up
-            return measured(lambda kwargs: self._timed(head, kwargs), work)
+            return measured_work(lambda kwargs: self._timed(head, kwargs), work)
         except _NotTimed as exc:
             return exc.found
         finally:

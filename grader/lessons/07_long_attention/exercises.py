@@ -315,12 +315,15 @@ def tiled_cases(rng, hidden):
 # The causal tiles above the diagonal add exp(-inf) = 0 to every row, so whether they were
 # computed shows only in the time the call takes. With n tiles a side, skipping them leaves
 # n(n + 1)/2 of the n² tiles; computing them all takes the full call's n². The keys are wide
-# (d_k = 1024) so that a tile's product outweighs whatever else is done per tile (masking,
-# the running softmax, Python's own steps), whatever the style: a causal run took 0.52 to
-# 0.64 of the full run's CPU time (loops over query or key blocks, torch, a loop over rows,
-# a whole mask sliced per tile; the median of 5 pairs, idle and with both cores busy), and
-# one that computes the tiles above the diagonal, or only their scores, 0.89 to 1.6.
-WORK_T, WORK_BLOCK, WORK_WIDTH = 512, 32, 1024
+# (d_k = 2048) so that a tile's product outweighs whatever else is done per tile (masking,
+# the running softmax, Python's own steps), whatever the style. Measured from outside a
+# sandboxed kernel (benchmarks/tiled_work_ratio.py; the median of 5 pairs, on 2 cores with
+# a load average of 8 to 10, with and without two more busy processes): a causal run took
+# 0.53 to 0.76 of the full run's CPU time (loops over query or key blocks, torch, a loop
+# over rows, a whole mask sliced per tile), one that computes the tiles above the diagonal
+# 0.90 to 1.33 (the whole tile, or only its scores). In the answer's own process, as in a
+# notebook: 0.50 to 0.63, and 0.95 to 1.33. A ratio above the limit is measured again.
+WORK_T, WORK_BLOCK, WORK_WIDTH = 512, 32, 2048
 
 
 def tiled_work() -> Work:
@@ -328,7 +331,7 @@ def tiled_work() -> Work:
     case = Case((normal_fixture(7031, (t, d)), normal_fixture(7032, (t, d)),
                  normal_fixture(7033, (t, 1)), b, b), {"causal": True},
                 note=f"causal, {t} tokens with d_k = {d}, in {b}×{b} tiles")
-    return Work(case, {"causal": False}, most=0.8,
+    return Work(case, {"causal": False}, most=0.85,
                 rule="the causal tiles above the diagonal are skipped, never computed",
                 found=("your causal run took as much work as the full one ({ratio:.2f} of its "
                        "CPU time, where skipping the tiles above the diagonal leaves about "
