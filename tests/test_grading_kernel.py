@@ -6,6 +6,7 @@ import pytest
 
 from conftest import ROOT
 from grader.grading import nbjson
+from grader.grading.cpu import CpuWindow
 from grader.grading.job import kernel_env
 from grader.grading.kernel import Kernel, run_notebook
 from grader.grading.sandbox import Limits, detect
@@ -97,6 +98,47 @@ def test_the_memory_window_sees_numpy_torch_and_other_processes_from_outside():
             assert _measure(kernel, thread)[2]
         finally:
             kernel.stop()
+
+
+BUSY = "def _busy():\n    x = 0\n    for i in range(3_000_000):\n        x += i\n"
+
+
+def _cpu(kernel: Kernel, code: str) -> float:
+    import time
+
+    window = CpuWindow(kernel).open()
+    run, _ = kernel.request(code, 0, time.monotonic() + 60, "none")
+    seconds = window.close()
+    assert run.status == "ok" and not window.problem, (run, window.problem)
+    return seconds
+
+
+def test_the_cpu_window_sees_the_kernels_work_from_outside_even_in_a_thread_that_ended():
+    """The CPU time a request took, read from the host's /proc: work in the kernel's own
+    thread, and in a thread that ended before the window did, counts; sleeping does not."""
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o711)
+        kernel = _kernel(scratch, Limits())
+        try:
+            assert _cpu(kernel, "import threading, time\n" + BUSY) >= 0
+            busy = min(_cpu(kernel, "_busy()") for _ in range(2))
+            threaded = min(_cpu(kernel, "t = threading.Thread(target=_busy); t.start(); t.join()")
+                           for _ in range(2))
+            idle = min(_cpu(kernel, "time.sleep(0.2)") for _ in range(2))
+            assert busy > 5 * idle and threaded > 5 * idle, (busy, threaded, idle)
+        finally:
+            kernel.stop()
+
+
+def test_a_cpu_window_that_finds_no_process_says_so():
+    class Gone:
+        def sandbox_pids(self):
+            return []
+
+    window = CpuWindow(Gone()).open()
+    assert window.problem == "the kernel's processes could not be found"
+    assert window.close() == 0
 
 
 def test_a_fork_bomb_and_a_disk_filler_stop_at_their_limits():
