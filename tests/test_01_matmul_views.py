@@ -7,6 +7,7 @@ from grader import CheckFailed, check
 from grader import lessons
 from grader.learner.validation import matmul_operands
 from sources import handed_over
+from stated_rules import broken
 
 
 def failure(name, fn, hidden=False) -> str:
@@ -357,6 +358,92 @@ def test_a_value_error_on_valid_input_says_the_input_is_valid():
     assert "raised ValueError: the weights don't add up" in message
     assert "This input is valid" in message and "too strict" in message
     assert "Diagnosis" not in message  # the catalogued wording differs: no guess
+
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def dot_by_broadcasting(A, B):
+    """Every entry at once, where the docstring asks for loops over i and j."""
+    A, B = matmul_operands(A, B)
+    return (A[:, :, None] * B[None, :, :]).sum(axis=1)
+
+
+def rows_by_broadcasting(A, B):
+    A, B = matmul_operands(A, B)
+    return (A[:, :, None] * B[None, :, :]).sum(axis=1)
+
+
+def cols_with_dot(A, B):
+    A, B = matmul_operands(A, B)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for j in range(B.shape[1]):
+        C[:, j] = A.dot(B[:, j])
+    return C
+
+
+def cols_by_broadcasting(A, B):
+    A, B = matmul_operands(A, B)
+    return (B[None, :, :] * A[:, :, None]).sum(axis=1)
+
+
+def outer_with_tensordot(A, B):
+    A, B = matmul_operands(A, B)
+    return np.tensordot(A, B, axes=1)
+
+
+def scores_by_broadcasting(Q, K):
+    """Right, and no other product, but no einsum either."""
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError("Q and K do not fit")
+    return (Q[..., :, None, :] * K[..., None, :, :]).sum(axis=-1)
+
+
+def einsum_scores_one_item_at_a_time(Q, K):
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    if Q.shape[-1] != K.shape[-1]:
+        raise ValueError("Q and K do not fit")
+    flat_q, flat_k = Q.reshape(-1, *Q.shape[-2:]), np.broadcast_to(K, Q.shape[:-2] + K.shape[-2:])
+    out = [np.einsum("qd,kd->qk", q, k) for q, k in zip(flat_q, flat_k.reshape(-1, *K.shape[-2:]))]
+    return np.array(out).reshape(Q.shape[:-1] + K.shape[-2:-1])
+
+
+def mixture_without_a_message(W, V):
+    return _mixture(W, V, message="")
+
+
+def mixture_missing_nan(W, V):
+    return _mixture(W, V, nan_safe=False)
+
+
+NO_PRODUCTS = ("you may **not** use `@`, `np.matmul`, `np.dot`, `np.einsum`, `np.inner`, "
+               "`np.tensordot` or `np.vdot`")
+OPERANDS = ("`matmul_operands` turns lists into arrays and raises a `ValueError` when the shapes "
+            "do not fit")
+BREAKS = {
+    ("matmul_dot", NO_PRODUCTS): uses_at,
+    ("matmul_dot", "with explicit loops over i and j"): dot_by_broadcasting,
+    ("matmul_dot", OPERANDS): accepts_anything,
+    ("matmul_rows", NO_PRODUCTS): uses_method,
+    ("matmul_rows", "Loop over i and p."): rows_by_broadcasting,
+    ("matmul_rows", OPERANDS): accepts_anything,
+    ("matmul_cols", NO_PRODUCTS): cols_with_dot,
+    ("matmul_cols", "Loop over j and p."): cols_by_broadcasting,
+    ("matmul_cols", OPERANDS): accepts_anything,
+    ("matmul_outer", NO_PRODUCTS): outer_with_tensordot,
+    ("matmul_outer", OPERANDS): accepts_anything,
+    ("batched_matmul", "with no Python loop"): batched_with_loop,
+    ("einsum_scores", "Use np.einsum"): scores_by_broadcasting,
+    ("einsum_scores", "with no loop and no other product"): einsum_scores_one_item_at_a_time,
+    ("weighted_average_rows", "raise a `ValueError` for them instead of returning a mixture"):
+        mixture_missing_nan,
+    ("weighted_average_rows", "a `ValueError` with a non-empty message"): mixture_without_a_message,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
 
 
 # What weighted_average_rows must raise, as the notebook says and the check enforces: a

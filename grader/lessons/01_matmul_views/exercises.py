@@ -7,11 +7,14 @@ names it (``grader.learner.relations``).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ...learner.shortcuts import NUMPY_PRODUCT_OBJECTS, NUMPY_PRODUCTS, Rules
 from ...learner.validation import matmul_operands
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import BAD_INPUTS, SOURCE_SCAN
 from ..drawing import attention_quantities, normal, scaled, small_ints, with_variants
 from ..messages import transposed_with_dot_t
 from . import reference as ref
@@ -157,7 +160,17 @@ def _first_batch_item(A, B):
 A_T_B, A_B_T = knob(_product_of, formula="Aᵀ B"), knob(_product_of, formula="A Bᵀ")
 
 
-def _product_exercise(name, reference, extra, hint):
+NO_PRODUCTS = Stated("you may **not** use `@`, `np.matmul`, `np.dot`, `np.einsum`, `np.inner`, "
+                     "`np.tensordot` or `np.vdot`", SOURCE_SCAN, "asks you to do by hand")
+OPERANDS = Stated("`matmul_operands` turns lists into arrays and raises a `ValueError` when the "
+                  "shapes do not fit", BAD_INPUTS, "should reject this input with a ValueError")
+
+
+def _product_exercise(name, reference, extra, hint, loop: str = "", words: str = ""):
+    """A loop version of the product; ``loop`` names the loop it must have, in the words of
+    its docstring (``words``)."""
+    rules = dataclasses.replace(LOOP_RULES, required={LOOP: loop}) if loop else LOOP_RULES
+    looped = (Stated(words, SOURCE_SCAN, "should use a Python loop"),) if loop else ()
     return Exercise(
         name=name,
         reference=reference,
@@ -177,11 +190,12 @@ def _product_exercise(name, reference, extra, hint):
         bad_inputs=[_bad((2, 3), (2, 3), "A has 3 columns but B has 2 rows"),
                     _bad(3, (3, 2), "A is a vector, not a matrix"),
                     _bad((2, 2, 2), (2, 2), "A has three axes, not two")],
-        rules=LOOP_RULES,
+        rules=rules,
         arg_names=("A", "B"),
         hint=hint,
         quantities=lambda A, B: {"k": np.shape(A)[-1]},
         probes=("A", "B"),
+        stated=(NO_PRODUCTS, *looped, OPERANDS),
     )
 
 
@@ -205,7 +219,8 @@ register(
             "is the IndexError. i numbers the rows of C, which are the rows of A; j numbers "
             "its columns, which are the columns of B."),
     ], "C[i, j] pairs row i of A with column j of B: multiply them entry by entry and add. "
-       "Work the smallest input above by hand and find the first entry of yours that differs."),
+       "Work the smallest input above by hand and find the first entry of yours that differs.",
+        loop="a Python loop over i and j", words="with explicit loops over i and j"),
     _product_exercise("matmul_rows", ref.matmul_rows, [
         Misconception(
             "weights from a column of A", A_T_B,
@@ -227,7 +242,8 @@ register(
             "you combined the columns of B (`B[:, p]`). In the row reading, row i of C is a "
             "combination of the rows of B: `A[i, p] * B[p, :]`."),
     ], "Row i of C is a weighted sum of the rows of B, and its weights are row i of A. Build "
-       "row 0 of the input above by hand, term by term, and compare it with yours."),
+       "row 0 of the input above by hand, term by term, and compare it with yours.",
+        loop="a Python loop over i and p", words="Loop over i and p."),
     _product_exercise("matmul_cols", ref.matmul_cols, [
         Misconception(
             "weights from a row of B", A_B_T,
@@ -250,7 +266,7 @@ register(
             "a combination of the columns of A: `B[p, j] * A[:, p]`."),
     ], "Column j of C is a weighted sum of the columns of A, and its weights are column j of "
        "B. Build column 0 of the input above by hand, term by term, and compare it with "
-       "yours."),
+       "yours.", loop="a Python loop over j and p", words="Loop over j and p."),
     _product_exercise("matmul_outer", ref.matmul_outer, [
         Misconception(
             "outer product of a row of A and a column of B", knob(_product_of, formula="(B A)ᵀ"),
@@ -287,6 +303,7 @@ register(Exercise(
     arg_names=("A", "B"),
     quantities=lambda A, B: {"k": np.shape(A)[-1]},
     probes=("A", "B"),
+    stated=(Stated("with no Python loop", SOURCE_SCAN, "with no Python loop"),),
     hint=("NumPy's matrix product treats every axis before the last two as a batch axis and "
           "broadcasts those axes, so one call handles the whole batch. Compare your result's "
           "shape with the expected one above."),
@@ -311,6 +328,8 @@ register(Exercise(
     bad_inputs=[_bad((2, 3), (2, 4), "Q has d = 3 but K has d = 4"),
                 _bad(3, (2, 3), "Q is a vector, not a matrix")],
     rules=EINSUM_RULES,
+    stated=(Stated("Use np.einsum", SOURCE_SCAN, "should use np.einsum"),
+            Stated("with no loop and no other product", SOURCE_SCAN, "asks you to do by hand")),
     arg_names=("Q", "K"),
     quantities=attention_quantities,
     probes=("Q", "K"),
@@ -350,6 +369,10 @@ register(Exercise(
     ],
     arg_names=("W", "V"),
     probes=("V",),
+    stated=(Stated("raise a `ValueError` for them instead of returning a mixture", BAD_INPUTS,
+                   "should reject this input with a ValueError"),
+            Stated("a `ValueError` with a non-empty message", BAD_INPUTS,
+                   "raised ValueError with an empty message")),
     hint=("Each row of W holds the weights of one output row: check that they are "
           "non-negative and sum to 1 before mixing. Row i of the result mixes the rows of V "
           "with the weights in row i of W."),
