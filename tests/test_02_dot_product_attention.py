@@ -28,6 +28,7 @@ from grader import CheckFailed, check, lessons
 from grader import reference as ref
 from grader.learner.validation import as_array
 from sources import handed_over
+from stated_rules import broken
 
 LESSON = "02_dot_product_attention"
 
@@ -540,6 +541,95 @@ def test_mismatched_keys_and_values_must_raise():
 
 
 # ----------------------------------------------------------------- the temperature widget
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def softmax_unstable(x, axis=-1):
+    """exp of the scores as they are: overflows on scores near 1000."""
+    x = as_array(x, "x", min_ndim=1)
+    if not isinstance(axis, (int, np.integer)) or not -x.ndim <= axis < x.ndim:
+        raise ValueError(f"bad axis {axis!r}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def softmax_without_the_given_lines(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def scores_checked_against_torch(Q, K):
+    """Right scores, then a look at torch's attention on the way, to be sure."""
+    S = scores_einsum(Q, K)
+    t = [torch.as_tensor(np.asarray(a, dtype=float)) for a in (Q, K, K)]
+    F.scaled_dot_product_attention(*t)
+    return S
+
+
+def scores_trimming_the_features(Q, K):
+    """The given lines dropped: Q and K of different d_k are cut to the shorter one."""
+    Q, K = np.asarray(Q, dtype=float), np.asarray(K, dtype=float)
+    d = min(Q.shape[-1], K.shape[-1])
+    return np.einsum("...qd,...kd->...qk", Q[..., :d], K[..., :d]) / np.sqrt(d)
+
+
+def one_query_without_a_loop(q, K, V):
+    """The single-query sum without the loop over the keys the notebook asks for."""
+    q, K, V = as_array(q, "q", ndim=1), as_array(K, "K", ndim=2), as_array(V, "V", ndim=2)
+    if K.shape[1] != q.shape[0] or V.shape[0] != K.shape[0]:
+        raise ValueError("shapes do not fit")
+    s = (K * q).sum(axis=1) / np.sqrt(len(q))
+    w = np.exp(s - s.max())
+    return ((w / w.sum())[:, None] * V).sum(axis=0)
+
+
+def one_query_flattening_q(q, K, V):
+    """The given lines dropped: a matrix q is flattened into one query."""
+    K, V = np.asarray(K, dtype=float), np.asarray(V, dtype=float)
+    return one_query_with_math_exp(np.ravel(q)[:K.shape[1]], K, V)
+
+
+def self_attention_taking_a_vector(X, W_q, W_k, W_v):
+    """The given lines dropped: one vector X is taken as a sequence of one token."""
+    X = np.atleast_2d(np.asarray(X, dtype=float))
+    return attention_inline(X @ W_q, X @ W_k, X @ W_v)
+
+
+def variance_without_the_given_checks(d_k, n_samples, seed):
+    rng = np.random.default_rng(seed)
+    q, k = rng.standard_normal((n_samples, int(d_k))), rng.standard_normal((n_samples, int(d_k)))
+    return float(np.var(np.sum(q * k, axis=-1)))
+
+
+KEEP_THEM = "raise a `ValueError` for inputs that do not fit. Keep them."
+NO_LIBRARY = "The library's attention functions are not allowed in this lesson's exercises"
+BREAKS = {
+    ("softmax", "a library softmax is not allowed here"): softmax_by_torch,
+    ("softmax", "no overflow for scores of +-1000"): softmax_unstable,
+    ("softmax", "(any axis, not only the last)"): softmax_without_axis,
+    ("softmax", KEEP_THEM): softmax_without_the_given_lines,
+    ("attention_scores", NO_LIBRARY): scores_checked_against_torch,
+    ("attention_scores", KEEP_THEM): scores_trimming_the_features,
+    ("scaled_dot_product_attention", "The library's attention (`torch.nn.functional."
+     "scaled_dot_product_attention` and friends) is not allowed"): attention_by_torch,
+    ("scaled_dot_product_attention", KEEP_THEM): accepts_mismatched_values,
+    ("attend_one_query", "loop over the keys"): one_query_without_a_loop,
+    ("attend_one_query", "No `@`, `np.matmul` or `np.einsum` here."): one_query_by_matmul,
+    ("attend_one_query", KEEP_THEM): one_query_flattening_q,
+    ("self_attention", NO_LIBRARY): self_attention_by_torch,
+    ("self_attention", KEEP_THEM): self_attention_taking_a_vector,
+    ("score_variance", "keep them, so the check can repeat your draws"): variance_redrawn,
+    ("score_variance", "without a Python loop"): variance_with_a_loop,
+    ("score_variance", KEEP_THEM): variance_without_the_given_checks,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        assert not broken(key, BREAKS[key])
+
 
 def test_temperature_explorer_has_a_named_slider_and_an_output(monkeypatch):
     import ipywidgets as widgets

@@ -454,7 +454,7 @@ def table_without_the_given_line(T, d):
 
 
 def rope_pair_by_pair(x, positions, base=10000.0):
-    """Right numbers, one pair at a time, where the notebook says no loop over pairs."""
+    """Right numbers, one pair at a time, where the notebook says no Python loop at all."""
     x, positions, base = rope_inputs(x, positions, base)
     d = x.shape[-1]
     out = np.empty_like(x)
@@ -501,7 +501,7 @@ BREAKS = {
     ("sinusoidal_positions", "an odd or non-positive d, or a negative T, raises a `ValueError`"):
         table_with_any_d,
     ("sinusoidal_positions", KEEP_THE_CHECK): table_without_the_given_line,
-    ("rope", "with no Python loop over rows, pairs or batch axes"): rope_pair_by_pair,
+    ("rope", "with no Python loop at all"): rope_pair_by_pair,
     ("rope", "Return an array of the shape of `x`"): rope_with_the_pairs_on_an_axis,
     ("rope", KEEP_THE_CHECK): rope_with_any_positions,
     ("rope_scores", "swapping only the last two axes of K so that batch axes line up and "

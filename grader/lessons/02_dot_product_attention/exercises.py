@@ -9,10 +9,18 @@ import functools
 import numpy as np
 
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import attention_quantities, normal, small_ints, with_variants
 from . import reference as ref
 from .learner import Accepted
+
+
+# The lesson's words on its given lines, and on the library's attention.
+KEEP_THEM = Stated("raise a `ValueError` for inputs that do not fit. Keep them.", BAD_INPUTS,
+                   "should reject this input with a ValueError")
+NO_LIBRARY = Stated("The library's attention functions are not allowed in this lesson's "
+                    "exercises", SOURCE_SCAN, "asks you to do by hand")
 
 
 def bad(*shapes, why: str) -> BadInput:
@@ -99,6 +107,11 @@ register(Exercise(
           "maximum first (the shift cancels in the division), and keep the summed axis so that "
           "the shapes line up when you divide."),
     arg_names=("x",), seed=201,
+    stated=(Stated("a library softmax is not allowed here", SOURCE_SCAN, "a library softmax"),
+            Stated("no overflow for scores of +-1000", VALUES,
+                   "np.exp of a number above about 709.8"),
+            Stated("(any axis, not only the last)", VALUES, "you normalise over the wrong axis"),
+            KEEP_THEM),
 ))
 
 
@@ -155,6 +168,7 @@ register(Exercise(
           "of the keys. Check your result's shape on the input above first, then one entry by "
           "hand."),
     arg_names=("Q", "K"), seed=202,
+    stated=(NO_LIBRARY, KEEP_THEM),
 ))
 
 
@@ -231,6 +245,12 @@ register(Exercise(
         bad((2, 4), (3, 4), 3, why="V is one vector, not one value vector per key"),
     ],
     rules=ATTENTION_RULES,
+    stated=(Stated("The library's attention (`torch.nn.functional.scaled_dot_product_attention` "
+                   "and friends) is not allowed", SOURCE_SCAN, "asks you to do by hand"),
+            Stated("can do the same for every query at once and for any batch axes, with no loop",
+                   ADVICE),
+            Stated("Your `attention_scores` and `softmax` do most of the work.", ADVICE),
+            KEEP_THEM),
     hint=("Attention is two steps: weights from the scaled scores, by a softmax over the keys, "
           "then a weighted sum of the value rows. The function returns both, the output first."),
     arg_names=("Q", "K", "V"), seed=203,
@@ -274,6 +294,7 @@ register(Exercise(
                "tensordot": "np.tensordot", "multi_dot": "np.linalg.multi_dot",
                "__matmul__": "the @ operator (via __matmul__)"},
         objects=ATTENTION_OBJECTS, matmul_operator=True,
+        required={LOOP: "a Python loop over the keys"},
         why="This exercise is the single-query sum written out: loop over the keys, score each one "
         "with q·k_i (np.sum(q * K[i]) or np.dot(q, K[i])), turn the scores into weights, and add "
         "up weight_i * V[i]. The matrix form comes in the exercise before."),
@@ -281,6 +302,10 @@ register(Exercise(
           "into weights that sum to 1 (stably), and add up the value vectors with those weights. "
           "Redo the input above key by key."),
     arg_names=("q", "K", "V"), seed=204,
+    stated=(Stated("loop over the keys", SOURCE_SCAN, "should use a Python loop over the keys"),
+            Stated("No `@`, `np.matmul` or `np.einsum` here.", SOURCE_SCAN,
+                   "asks you to do by hand"),
+            KEEP_THEM),
 ))
 
 
@@ -335,6 +360,8 @@ register(Exercise(
         bad(5, (5, 2), (5, 2), (5, 3), why="X is one vector, not a sequence of tokens"),
     ],
     rules=ATTENTION_RULES,
+    stated=(NO_LIBRARY, Stated("(your `scaled_dot_product_attention` does that part)", ADVICE),
+            KEEP_THEM),
     hint=("Self-attention makes the queries, keys and values from X with the three weight "
           "matrices, then attends. Check the shapes of your projections on the input above: d_k "
           "and d_v come from the weights."),
@@ -411,4 +438,8 @@ register(Exercise(
           "then how spread out those numbers are. Keep the given lines that draw the samples, so "
           "that the check can repeat your draws."),
     arg_names=("d_k", "n_samples", "seed"), seed=206,
+    stated=(Stated("keep them, so the check can repeat your draws", VALUES,
+                   "Check that `rng`, `q` and `k` are drawn exactly as the given lines draw them"),
+            Stated("without a Python loop", SOURCE_SCAN, "a Python loop over thousands of samples"),
+            KEEP_THEM),
 ))

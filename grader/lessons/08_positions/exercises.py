@@ -163,13 +163,12 @@ register(Exercise(
                     why="positions holds 0.5, not a whole number"),
                 bad(np.ones(4), np.arange(1), why="x is 1-D: it needs rows [T, d]"),
                 bad(np.ones((3, 4)), np.ones((3, 1), dtype=np.int64), why="positions is 2-D")],
-    rules=Rules(loops=True, why="Use no Python loop over rows, pairs or batch axes: "
-                "x[..., 0::2] and x[..., 1::2] are the two features of every pair at once."),
+    rules=Rules(loops=True, why="Use no Python loop at all: x[..., 0::2] and x[..., 1::2] are "
+                "the two features of every pair, at every position, at once."),
     hint=("Row t of x turns each of its pairs (features 2i and 2i + 1) counterclockwise by the "
           "angle positions[t]·θ_i, with θ_i = base^(-2i/d). Position 0 leaves a row unchanged, "
           "and no row changes its length. Work out the first row of the input above by hand."),
-    stated=(Stated("with no Python loop over rows, pairs or batch axes", SOURCE_SCAN,
-                   "no Python loop over rows, pairs or batch axes"),
+    stated=(Stated("with no Python loop at all", SOURCE_SCAN, "Use no Python loop at all"),
             Stated("Return an array of the shape of `x`", VALUES, "shape"),
             KEEP_THE_CHECK),
 ))
