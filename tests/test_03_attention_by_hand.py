@@ -31,6 +31,7 @@ from grader import reference as ref
 from grader.learner.plugins import lesson_part
 from grader.learner.validation import as_fractions
 from sources import handed_over
+from stated_rules import broken, message_of
 
 read_matrix = lesson_part("03_attention_by_hand").read_matrix
 
@@ -611,6 +612,89 @@ def test_inputs_are_not_changed():
     ref.floor_half(S)
     ref.softmax3_columns(S)
     np.testing.assert_array_equal(S, before)
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def scores_in_floats(K, Q):
+    K, Q = np.asarray(K, dtype=float), np.asarray(Q, dtype=float)
+    if K.ndim != 2 or Q.ndim != 2 or K.shape[0] != Q.shape[0] or np.isnan(K).any():
+        raise ValueError("K and Q must be matrices with the same number of rows, and numbers")
+    return K.T @ Q
+
+
+def scores_without_the_given_lines(K, Q):
+    """Every entry made a Fraction, but no check that K and Q are matrices."""
+    exact = np.vectorize(Fraction, otypes=[object])
+    return exact(np.asarray(K, dtype=object)).T @ exact(np.asarray(Q, dtype=object))
+
+
+def half_toward_zero(S):
+    S = as_fractions(S, "S")
+    return np.vectorize(lambda s: Fraction(int(s / 2)), otypes=[object])(S)
+
+
+def half_without_the_given_line(S):
+    """Every entry made a Fraction, strings and vectors included."""
+    return np.vectorize(lambda s: Fraction(s) // 2, otypes=[object])(np.asarray(S, dtype=object))
+
+
+def powers_without_the_given_line(S):
+    P = np.vectorize(lambda s: Fraction(3) ** Fraction(s), otypes=[object])(
+        np.asarray(S, dtype=object))
+    return P / P.sum(axis=0)
+
+
+def attention_with_float_weights(X, W_Q, W_K, W_V):
+    def weights(scores, scaled):
+        powers = 3.0 ** scaled.astype(float)
+        return powers / powers.sum(axis=0)
+    return attention_with_its_own_steps(X, W_Q, W_K, W_V, weights)
+
+
+def attention_taking_a_vector(X, W_Q, W_K, W_V):
+    """The given lines dropped: one vector X is taken as one token."""
+    X = as_fractions(np.reshape(X, (np.shape(W_Q)[1], -1)), "X")
+    return attention_returning_lists(X, W_Q, W_K, W_V)
+
+
+def rows_trimming_the_weights(X_rows, W_Q, W_K, W_V):
+    """The given lines dropped: weights wider than X_rows are cut to its width."""
+    X_rows = as_fractions(X_rows, "X_rows")
+    cut = [as_fractions(W, "W")[:, :X_rows.shape[1]] for W in (W_Q, W_K, W_V)]
+    return rows_by_transposing(X_rows, *cut)
+
+
+def worksheet_in_decimals(step: str) -> dict:
+    return typed_worksheet(**{step: [[f"{float(v):.4f}" for v in row] for row in KEY[step]]})
+
+
+AS_FRACTIONS = ("raises a `ValueError` naming the argument when the input is not a matrix of "
+                "numbers")
+BREAKS = {
+    ("key_query_scores", "Returns T_k×T_q Fractions"): scores_in_floats,
+    ("key_query_scores", AS_FRACTIONS): scores_without_the_given_lines,
+    ("floor_half", "floor(-1/2) is -1"): half_toward_zero,
+    ("floor_half", AS_FRACTIONS): half_without_the_given_line,
+    ("softmax3_columns", "as exact Fractions"): softmax_int_powers,
+    ("softmax3_columns", AS_FRACTIONS): powers_without_the_given_line,
+    ("attention_by_hand", "every step exact"): attention_with_float_weights,
+    ("attention_by_hand", AS_FRACTIONS): attention_taking_a_vector,
+    ("row_convention_attention", AS_FRACTIONS): rows_trimming_the_weights,
+    ("worksheet_A", "fractions as `3/16`"): worksheet_in_decimals("A"),
+    ("worksheet_Z", "fractions as `3/16`"): worksheet_in_decimals("Z"),
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
+
+
+def test_a_whole_number_typed_with_a_point_is_still_read_as_whole(capsys):
+    """Only the steps that hold fractions have a rule on how to type them."""
+    assert not message_of("worksheet_Q", typed_worksheet(
+        Q=[[f"{float(v):.1f}" for v in row] for row in KEY["Q"]]))
+
 
 # ----------------------------------------------------------------- the printable worksheet
 

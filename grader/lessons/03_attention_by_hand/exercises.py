@@ -20,7 +20,8 @@ import numpy as np
 
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import ADVICE, BAD_INPUTS, VALUES
 from ..drawing import attention_quantities
 from . import reference as ref
 from .learner import Exact, Steps, Value, seal_key, seal_variant
@@ -203,6 +204,11 @@ def rows_with(**setting):
     return knob(ref._steps, **{**ref.ROW_CONVENTION, **setting})
 
 
+# The lesson's words on its given lines, for every function.
+AS_FRACTIONS = Stated("raises a `ValueError` naming the argument when the input is not a matrix "
+                      "of numbers", BAD_INPUTS, "should reject this input with a ValueError")
+
+
 def _checked(name: str, seed: int, cases, mistakes: list, bad: list, hint: str, **more):
     """The exercise of the graded function ``name``: the reference's, with its arguments
     named as the reference names them, compared exactly unless ``more`` says otherwise."""
@@ -223,6 +229,8 @@ register(
         "a column of Q. On the input above, check the shape first: one row per key, one column "
         "per query.",
         quantities=lambda K, Q: attention_quantities(np.transpose(Q), np.transpose(K)),
+        stated=(Stated("Returns T_k×T_q Fractions", VALUES, "the exercise works in Fractions"),
+                AS_FRACTIONS),
     ),
     _checked(
         "floor_half", 302, half_cases,
@@ -241,6 +249,7 @@ register(
          _bad("S holds strings, not numbers", [["3", "4"]])],
         "floor(s / 2) is the largest whole number that is at most s / 2; below zero it moves "
         "away from zero (floor(-1/2) is -1). Try the negative odd scores of the input above.",
+        stated=(Stated("floor(-1/2) is -1", VALUES, "you rounded toward zero"), AS_FRACTIONS),
     ),
     _checked(
         "softmax3_columns", 303, power_cases,
@@ -273,6 +282,8 @@ register(
         "Each column holds one query's weights: raise 3 to each entry of the column, exactly, "
         "as fractions, then divide by that column's sum. Every column of the result must sum "
         "to exactly 1.",
+        stated=(Stated("as exact Fractions", VALUES, "your weights are floats"),
+                AS_FRACTIONS),
     ),
     _checked(
         "attention_by_hand", 304, attention_cases,
@@ -296,6 +307,8 @@ register(
         "of 3 normalised per column, then Z from V and A. The message shows the first step "
         "that differs: fix that one first (your functions above do the middle steps).",
         calls=by_hand_calls, compare=STEPS_COMPARED,
+        stated=(Stated("every step exact", VALUES, "the exercise works in Fractions"),
+                Stated("Your three functions do the middle steps.", ADVICE), AS_FRACTIONS),
     ),
     _checked(
         "row_convention_attention", 305, row_attention_cases,
@@ -311,6 +324,7 @@ register(
         "With tokens as rows, every step is the transpose of the column convention's: check "
         "which side each matrix is multiplied from, and which axis of A sums to 1.",
         calls=row_convention_calls, compare=STEPS_COMPARED,
+        stated=(AS_FRACTIONS,),
     ),
 )
 
@@ -433,6 +447,9 @@ def _worksheet_step(step: str) -> Exercise:
         driver=Value(),
         record=lambda key: seal_key(key, SALT),
         hint=STEP_INFO[step]["what"],
+        # Only A and Z hold fractions: a whole number typed as 2.0 is read as 2.
+        stated=(Stated("fractions as `3/16`", VALUES, "write each one as a fraction, like 3/16"),)
+        if step in ("A", "Z") else (),
     )
 
 
