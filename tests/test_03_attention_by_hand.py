@@ -781,7 +781,8 @@ def test_the_learners_side_holds_no_answer():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert out.returncode == 0, out.stderr
     part = "grader.lessons.03_attention_by_hand"
-    assert out.stdout.strip() == str(["grader.lessons", part, f"{part}.learner"]), out.stdout
+    assert out.stdout.strip() == str(["grader.lessons", part, f"{part}.learner",
+                                      "grader.lessons.stated"]), out.stdout
     assert not hasattr(published_worksheet(), "key")
 
 
