@@ -24,6 +24,7 @@ from grader import reference as ref
 from grader.learner.fixtures import build
 from grader.learner.plugins import lesson_part
 from sources import handed_over
+from stated_rules import broken
 
 LEARNER_SIDE = lesson_part("04_masking")  # the lesson's own fixtures and comparison
 
@@ -273,6 +274,150 @@ def test_a_float_mask_must_be_rejected():
     message = failure("masked_softmax", softmax_accepting_float_masks)
     assert "should reject this input with a ValueError" in message
     assert "the mask holds floats, not booleans" in message
+
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def causal_as_floats(T):
+    T = _positive(T)
+    return np.tril(np.ones((T, T)))
+
+
+def causal_without_the_given_line(T):
+    return np.tril(np.ones((int(T), int(T)), dtype=bool))
+
+
+def columns_without_the_given_line(T):
+    T = max(int(T), 0)
+    return np.triu(np.ones((T, T), dtype=bool))
+
+
+def padding_as_ints(lengths, T):
+    return padding_by_comprehension(lengths, T).astype(int)
+
+
+def padding_without_the_given_lines(lengths, T):
+    return np.arange(T)[None, :] < np.asarray(lengths)[:, None]
+
+
+def attention_mask_always_causal(lengths, T, causal=True):
+    """The causal flag checked, then ignored."""
+    if not isinstance(causal, bool):
+        raise ValueError("causal must be a bool")
+    return attention_with_logical_and(lengths, T, True)
+
+
+def attention_mask_without_the_given_lines(lengths, T, causal=True):
+    keys = padding_without_the_given_lines(lengths, T)[:, None, :]
+    return keys & np.tri(T, dtype=bool) if causal else np.repeat(keys, T, axis=1)
+
+
+def softmax_with_nan_rows(scores, mask):
+    """-inf, then lesson 02's softmax: a row with no allowed key is 0/0."""
+    scores, mask = np.asarray(scores, dtype=float), np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError("the mask must be boolean")
+    filled = np.where(mask, scores, -np.inf)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(filled - filled.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+
+def softmax_unshifted(scores, mask):
+    """exp of the scores as they are, masked keys set to 0 after."""
+    scores, mask = np.asarray(scores, dtype=float), np.asarray(mask)
+    if mask.dtype != bool:
+        raise ValueError("the mask must be boolean")
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.where(mask, np.exp(scores), 0.0)
+        total = e.sum(axis=-1, keepdims=True)
+        return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def softmax_wanting_a_mask_of_the_scores_shape(scores, mask):
+    scores, mask = np.asarray(scores, dtype=float), np.asarray(mask)
+    if mask.dtype != bool or mask.shape != scores.shape:
+        raise ValueError(f"the mask {mask.shape} must have the shape of the scores {scores.shape}")
+    return softmax_then_nan_to_num(scores, mask)
+
+
+def attention_reading_none_as_masking_everything(Q, K, V, mask=None):
+    if mask is None:
+        mask = np.zeros((np.shape(Q)[-2], np.shape(K)[-2]), dtype=bool)
+    return attention_with_einsum(Q, K, V, mask)
+
+
+def attention_with_nan_rows(Q, K, V, mask=None):
+    Q, K, V = (np.asarray(a, dtype=float) for a in (Q, K, V))
+    if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2]:
+        raise ValueError(f"shapes {Q.shape}, {K.shape}, {V.shape} do not fit")
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    weights = softmax_with_nan_rows(scores, np.ones(scores.shape[-2:], bool) if mask is None else mask)
+    return weights @ V, weights
+
+
+def attention_accepting_float_masks(Q, K, V, mask=None):
+    return attention_with_einsum(Q, K, V, None if mask is None else np.asarray(mask).astype(bool))
+
+
+def prefix_taking_a_vector(X):
+    return prefix_with_divided_rows(np.atleast_2d(X))
+
+
+def mha_mask_as_numpy(lengths, T):
+    return mha_mask_with_torch_ops(lengths, T).numpy()
+
+
+def mha_mask_without_the_given_lines(lengths, T):
+    return torch.arange(T)[None, :] >= torch.as_tensor(np.asarray(lengths))[:, None]
+
+
+def is_causal_without_the_given_lines(attend, T, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(T, d))
+    before = np.asarray(attend(X))
+    for t in range(T - 1):
+        changed = X.copy()
+        changed[t + 1:] = rng.normal(size=(T - t - 1, d))
+        if not np.allclose(np.asarray(attend(changed))[:t + 1], before[:t + 1]):
+            return False
+    return True
+
+
+GIVEN = "The first lines of each function (checking the input) are given."
+BREAKS = {
+    ("causal_mask", "a `[T, T]` array of dtype `bool`"): causal_as_floats,
+    ("causal_mask", GIVEN): causal_without_the_given_line,
+    ("causal_mask_columns", GIVEN): columns_without_the_given_line,
+    ("padding_mask", "a `[B, T]` boolean array"): padding_as_ints,
+    ("padding_mask", GIVEN): padding_without_the_given_lines,
+    ("attention_mask", "With `causal=False` it masks only the padding."):
+        attention_mask_always_causal,
+    ("attention_mask", GIVEN): attention_mask_without_the_given_lines,
+    ("masked_softmax", "library softmax functions are not accepted here"): softmax_from_torch,
+    ("masked_softmax", "**A row with no allowed key:** all zeros, never NaN."): softmax_with_nan_rows,
+    ("masked_softmax", "**Large scores:** scores of ±1000 give no overflow, as in lesson 02."):
+        softmax_unshifted,
+    ("masked_softmax", "**Any batch axes:** `mask` broadcasts to the shape of `scores`"):
+        softmax_wanting_a_mask_of_the_scores_shape,
+    ("masked_softmax", GIVEN): softmax_accepting_float_masks,
+    ("masked_attention", "calling torch's attention is not accepted here"): attention_from_torch,
+    ("masked_attention", "`mask=None` means no mask"): attention_reading_none_as_masking_everything,
+    ("masked_attention", "A query with no allowed key gets zero weights, so its output row is "
+                         "zeros."): attention_with_nan_rows,
+    ("masked_attention", GIVEN): attention_accepting_float_masks,
+    ("prefix_average", "no Python loop and no `np.cumsum`"): prefix_with_cumsum,
+    ("prefix_average", GIVEN): prefix_taking_a_vector,
+    ("to_mha_key_padding_mask", "the `torch.bool` tensor that `key_padding_mask` expects, True "
+                                "at the padding"): mha_mask_as_numpy,
+    ("to_mha_key_padding_mask", GIVEN): mha_mask_without_the_given_lines,
+    ("is_causal", GIVEN): is_causal_without_the_given_lines,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
 
 
 def test_is_causal_failure_names_the_layer_it_was_given():

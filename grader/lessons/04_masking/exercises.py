@@ -9,7 +9,8 @@ import functools
 import numpy as np
 
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import attention_quantities, floats, normal, small_ints, with_variants
 from ..messages import inverted_polarity, softmax_over_queries
 from . import reference as ref
@@ -23,6 +24,11 @@ def bad(*args, why: str) -> BadInput:
 # ============================================================================= causal masks
 
 causal = functools.partial(knob, ref._causal)
+# The lesson's words on its given lines, for every function.
+GIVEN = Stated("The first lines of each function (checking the input) are given.", BAD_INPUTS,
+               "should reject this input with a ValueError")
+
+
 register(Exercise(
     name="causal_mask", reference=ref.causal_mask, arg_names=("T",), seed=401,
     cases=lambda rng, hidden: [
@@ -32,6 +38,7 @@ register(Exercise(
                 bad(2.5, why="T = 2.5 is not a whole number")],
     hint=("Row i of the mask belongs to query i, which may attend to key j when j is not after "
           "i. Look at row 0 and at the diagonal of your mask for the input above."),
+    stated=(Stated("a `[T, T]` array of dtype `bool`", VALUES, "where a boolean array is expected"), GIVEN),
 ))
 
 register(Exercise(
@@ -40,6 +47,7 @@ register(Exercise(
         Case((T,), note=f"T = {T}") for T in [1, 2, 3, 5] + ([4, 6, 8] if hidden else [])],
     bad_inputs=[bad(-1, why="T = -1 is not a sequence length")],
     hint="Here keys are rows and queries are columns: the row convention's mask, transposed.",
+    stated=(GIVEN,),
 ))
 
 
@@ -72,6 +80,8 @@ register(Exercise(
     hint=("Position j of sentence b is a real token when j is less than that sentence's length. "
           "Compare a row of positions with a column of lengths and let broadcasting build the "
           "[B, T] grid."),
+    stated=(Stated("a `[B, T]` boolean array", VALUES, "where a boolean array is expected"),
+            Stated("No loop is needed", ADVICE), GIVEN),
 ))
 
 
@@ -120,6 +130,8 @@ register(Exercise(
     hint=("A key may be attended when it is a real token and not in the future. The padding part "
           "is the same for every query and the causal part the same for every sentence: give "
           "each the axis it lacks, and combine them with a logical and."),
+    stated=(Stated("With `causal=False` it masks only the padding.", VALUES,
+                   "your mask is causal even when causal=False"), GIVEN),
 ))
 
 
@@ -208,6 +220,15 @@ register(Exercise(
         "to a row with no allowed key is the point of this exercise."),
     hint=("Masked scores must drop out before the softmax, so that the weights of the allowed keys "
           "sum to 1. A row with no allowed key gives zeros, not NaN."),
+    stated=(Stated("library softmax functions are not accepted here", SOURCE_SCAN,
+                   "a library softmax"),
+            Stated("**A row with no allowed key:** all zeros, never NaN.", VALUES,
+                   "Such a row must come out as zeros"),
+            Stated("**Large scores:** scores of ±1000 give no overflow, as in lesson 02.", VALUES,
+                   "np.exp of a number above about 709.8"),
+            Stated("**Any batch axes:** `mask` broadcasts to the shape of `scores`", VALUES,
+                   "mask broadcasts"),
+            GIVEN),
 ))
 
 
@@ -281,6 +302,12 @@ register(Exercise(
         "attention is the oracle your function is compared with later in the lesson."),
     hint=("Masked attention is the scaled scores, your masked softmax over the keys, and the "
           "weighted sum of the values. It returns the output and the weights, in that order."),
+    stated=(Stated("calling torch's attention is not accepted here", SOURCE_SCAN,
+                   "asks you to do by hand"),
+            Stated("`mask=None` means no mask", VALUES, "mask=None: no mask"),
+            Stated("A query with no allowed key gets zero weights, so its output row is zeros.",
+                   VALUES, "Such a row must come out as zeros"),
+            GIVEN),
 ))
 
 
@@ -317,6 +344,8 @@ register(Exercise(
                 "Python loop, no running sum."),
     hint=("Row i of the result averages tokens 0 to i. As one matrix product, that is a "
           "lower-triangular weight matrix whose every row sums to 1."),
+    stated=(Stated("no Python loop and no `np.cumsum`", SOURCE_SCAN, "asks you to do by hand"),
+            Stated("**one matrix product**", ADVICE), GIVEN),
 ))
 
 
@@ -357,6 +386,8 @@ register(Exercise(
                 bad([2, 1], 0, why="T = 0 is not a sequence length")],
     hint=("nn.MultiheadAttention's key_padding_mask marks the keys to ignore: the opposite of "
           "this course's padding mask. It must be a torch.bool tensor of shape [B, T]."),
+    stated=(Stated("the `torch.bool` tensor that `key_padding_mask` expects, True at the "
+                   "padding", VALUES, "you returned a NumPy array"), GIVEN),
 ))
 
 
@@ -411,4 +442,5 @@ register(Exercise(
                 bad(attend_fixture("causal"), 3, 0, 0, why="d = 0 is not a feature size")],
     hint=("Causal means that output t never depends on the tokens after t. For every t, change "
           "only the tokens after t and check outputs 0 to t, with X drawn from the given seed."),
+    stated=(GIVEN,),
 ))
