@@ -25,6 +25,7 @@ from torch import nn
 from grader import CheckFailed, check
 from grader import lessons
 from grader import reference as ref
+from stated_rules import broken
 
 matplotlib.use("Agg")
 torch.set_num_threads(1)  # tiny tensors: see grader.learner.env.one_thread
@@ -284,6 +285,91 @@ def test_other_shortcuts_are_rejected():
     assert ".parameters()" in message and "formula" in message
     message = failure("heads_one_by_one", one_by_one_calling_the_module)
     assert "raised RuntimeError" in message and "compute each head yourself" in message
+
+
+# ----------------------------------------------------------------- the rules the notebook states
+
+def merge_last_head_first(x):
+    if not isinstance(x, torch.Tensor) or x.dim() != 4:
+        raise ValueError(f"x must be a tensor [B, h, T, d_head], got {getattr(x, 'shape', x)}")
+    B, h, T, d = x.shape
+    return x.flip(1).transpose(1, 2).reshape(B, T, h * d)
+
+
+class LayersOfOtherNames(nn.Module):
+    """The right computation, with layers named as Hugging Face names them."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.q_proj, self.k_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.v_proj, self.out_proj = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, query, key, value, mask=None):
+        self.w_q, self.w_k, self.w_v, self.w_o = self.q_proj, self.k_proj, self.v_proj, self.out_proj
+        return EinsumAttention.forward(self, query, key, value, mask)
+
+
+def heads_all_at_once(x, mha):
+    """Right, but every head at once, where the notebook asks for a loop over the heads."""
+    if x.dim() != 3 or x.shape[-1] != mha.d_model:
+        raise ValueError(f"bad x {tuple(x.shape)}")
+    B, T, d = x.shape
+    h, dh = mha.n_heads, d // mha.n_heads
+    q = mha.w_q(x).reshape(B, T, h, dh).transpose(1, 2)
+    k = mha.w_k(x).reshape(B, T, h, dh).transpose(1, 2)
+    v = mha.w_v(x).reshape(B, T, h, dh).transpose(1, 2)
+    weights = torch.softmax(q @ k.mT / dh ** 0.5, dim=-1)
+    out = (weights @ v).transpose(1, 2).reshape(B, T, d)
+    return F.linear(out, mha.w_o.weight, mha.w_o.bias), weights
+
+
+def one_by_one_with_torch_attention(x, mha):
+    if x.dim() != 3 or x.shape[-1] != mha.d_model:
+        raise ValueError(f"bad x {tuple(x.shape)}")
+    dh = mha.d_model // mha.n_heads
+    outs, maps = [], []
+    for i in range(mha.n_heads):
+        r = slice(i * dh, (i + 1) * dh)
+        q, k, v = (F.linear(x, layer.weight[r], layer.bias[r]) for layer in (mha.w_q, mha.w_k, mha.w_v))
+        outs.append(F.scaled_dot_product_attention(q, k, v))
+        maps.append(torch.softmax(q @ k.mT / dh ** 0.5, dim=-1))
+    return F.linear(torch.cat(outs, -1), mha.w_o.weight, mha.w_o.bias), torch.stack(maps, 1)
+
+
+def count_with_my_own_module(d_model, n_heads):
+    return sum(p.numel() for p in EinsumAttention(d_model, n_heads).parameters())
+
+
+BREAKS = {
+    ("merge_heads", "with head 0's features first"): merge_last_head_first,
+    ("MultiHeadAttention", "the names matter: the checks load their own weights into `w_q`, "
+     "`w_k`, `w_v` and `w_o`"): LayersOfOtherNames,
+    ("MultiHeadAttention", "`F.scaled_dot_product_attention` and `nn.MultiheadAttention` are not "
+     "allowed inside your class"): CallsSdpa,
+    ("heads_one_by_one", "with a Python loop over the heads"): heads_all_at_once,
+    ("heads_one_by_one", "`F.scaled_dot_product_attention` and `nn.MultiheadAttention` are not "
+     "allowed here either."): one_by_one_with_torch_attention,
+    ("mha_parameter_count", "building a module and counting its parameters is not allowed here"):
+        count_with_my_own_module,
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])
+
+
+@pytest.mark.parametrize("counts", [
+    "sum(p.numel() for p in nn.MultiheadAttention(d_model, n_heads).parameters())",
+    "sum(v.nelement() for v in nn.MultiheadAttention(d_model, n_heads).state_dict().values())",
+    "sum(p.nelement() for _, p in nn.MultiheadAttention(d_model, n_heads).named_parameters())",
+    "sum(p.numel() for p in [nn.Parameter(torch.empty(d_model, d_model))] * 4) + 4 * d_model",
+], ids=["parameters", "state_dict", "named_parameters", "Parameter"])
+def test_any_way_of_counting_a_built_module_is_rejected(counts):
+    namespace = {"nn": nn, "torch": torch}
+    exec(f"def count(d_model, n_heads):\n    return {counts}\n", namespace)  # the test's own code
+    assert "asks you to do by hand" in failure("mha_parameter_count", namespace["count"])
 
 
 # ----------------------------------------------------------------- layout, gradients, stubs

@@ -7,6 +7,7 @@ is a core of ``reference.py`` with one knob set wrong (for the module, :func:`mo
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -17,7 +18,8 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import ADVICE, SOURCE_SCAN, VALUES
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
 from .learner import Named
@@ -189,6 +191,7 @@ register(Exercise(
     hint=("Each token's d_model features are cut into h blocks of d_head features, head 0 "
           "first; then the head axis moves in front of the token axis, so that every head is "
           "its own [T, d_head] matrix."),
+    stated=(Stated("(`reshape` works where `view` does not", ADVICE),),
 ))
 
 register(Exercise(
@@ -203,6 +206,7 @@ register(Exercise(
     rules=_rules("merge_heads"), driver=ONE_THREAD, arg_names=("x",), seed=502,
     hint=("This is split_heads backwards: bring the token axis back in front of the head "
           "axis, then lay each token's heads side by side, head 0 first."),
+    stated=(Stated("with head 0's features first", VALUES, "in another order"),),
 ))
 
 
@@ -310,6 +314,12 @@ register(Exercise(
         _bad("the mask holds floats, not bools", mask=torch.ones(1, 2)),
     ],
     rules=_rules("MultiHeadAttention", ATTENTION_SHORTCUTS, ATTENTION_OBJECTS, BY_HAND_WHY),
+    stated=(Stated("the names matter: the checks load their own weights into `w_q`, `w_k`, `w_v` "
+                   "and `w_o`", VALUES, "Compare the layers your `__init__` creates"),
+            Stated("`F.scaled_dot_product_attention` and `nn.MultiheadAttention` are not allowed "
+                   "inside your class", SOURCE_SCAN, "asks you to do by hand"),
+            Stated("`forward` can use your `split_heads` and `merge_heads`: finish those first.",
+                   ADVICE)),
     hint=("Follow the forward step by step: project, split into heads, scale each head's "
           "scores by the square root of d_head, mask, softmax over the keys, mix the values, "
           "merge the heads, project with w_o. The message shows the first thing that differs."),
@@ -365,6 +375,7 @@ register(Exercise(
     driver=Call(threads=1, state_of=0),
     compare=Named(versus=" from torch's"),
     arg_names=("ours", "theirs"), seed=504,
+    stated=(Stated("keeps `ours`'s own parameter objects", ADVICE),),
 ))
 
 
@@ -404,7 +415,12 @@ register(Exercise(
                  "x has 6 features but d_model is 4"),
         BadInput(Case((torch.ones(2, 4), heads_fixture(4, 2, 0))), "x has no batch axis"),
     ],
-    rules=_rules("heads_one_by_one", ATTENTION_SHORTCUTS, ATTENTION_OBJECTS, BY_HAND_WHY),
+    rules=dataclasses.replace(_rules("heads_one_by_one", ATTENTION_SHORTCUTS, ATTENTION_OBJECTS,
+                                     BY_HAND_WHY), required={LOOP: "a Python loop over the heads"}),
+    stated=(Stated("with a Python loop over the heads", SOURCE_SCAN,
+                   "should use a Python loop over the heads"),
+            Stated("`F.scaled_dot_product_attention` and `nn.MultiheadAttention` are not allowed "
+                   "here either.", SOURCE_SCAN, "asks you to do by hand")),
     hint=("Head i uses its own block of d_head output features of w_q, w_k and w_v (rows of "
           "an nn.Linear weight, with their biases) and attends with the scale of d_head; the "
           "heads' outputs are concatenated and projected with w_o, and the maps stacked with "
@@ -438,13 +454,17 @@ register(Exercise(
         BadInput(Case((8.0, 2)), "d_model is a float, not an int"),
     ],
     rules=_rules("mha_parameter_count",
-                 {**ATTENTION_SHORTCUTS, "parameters": ".parameters()", "numel": ".numel()",
-                  "Linear": "nn.Linear"}, ATTENTION_OBJECTS,
+                 {**ATTENTION_SHORTCUTS, "parameters": ".parameters()",
+                  "named_parameters": ".named_parameters()", "state_dict": ".state_dict()",
+                  "numel": ".numel()", "nelement": ".nelement()", "Linear": "nn.Linear",
+                  "Parameter": "nn.Parameter"}, ATTENTION_OBJECTS,
                  "Count from the shapes of the weights and biases: the formula is the answer, "
                  "not a module that counts for you."),
     arg_names=("d_model", "n_heads"), seed=506,
     hint=("Count the weights and the biases of the four projections. Does the number of heads "
           "change any of their sizes?"),
+    stated=(Stated("building a module and counting its parameters is not allowed here",
+                   SOURCE_SCAN, "asks you to do by hand"),),
 ))
 
 
@@ -489,4 +509,5 @@ register(Exercise(
           "w_o). nn.Linear stores its weight as [out, in]: find the head's rows or columns, "
           "then think about the row convention."),
     driver=ONE_THREAD, arg_names=("mha", "head"), seed=507,
+    stated=(),
 ))
