@@ -47,6 +47,7 @@ from grader.learner.fixtures import materialise
 from grader.reference import SkipVariantBlock
 from attacks_scan import made_up_rows
 from sources import handed_over
+from stated_rules import broken
 
 LESSON = "06_residual_ablation"
 exercises = lessons.lesson_module(LESSON, "exercises")  # registers the lesson's exercises
@@ -1326,3 +1327,136 @@ def test_the_rerun_uses_the_learners_own_parts():
     # ablation_by_hand calls ref.train: here `ref` is the notebook's own parts.
     namespace = {**ablation_by_hand.__globals__, **parts, "ref": types.SimpleNamespace(**parts)}
     check("run_ablation", types.FunctionType(ablation_by_hand.__code__, namespace, "run_ablation"))
+
+
+# ----------------------------------------------------------------------------- the rules the notebook states
+
+class BlockWithACausalMask(GivenBlock):
+    """A causal mask, where the notebook says this lesson's attention has none."""
+
+    def forward(self, x):
+        x = as_stream(x, self.d_model)
+        T = x.shape[1]
+        future = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+        h = self.ln1(x)
+        a = self.attn(h, h, h, attn_mask=future, need_weights=False)[0]
+        x = x + a if self.residual else a
+        m = self.mlp(self.ln2(x))
+        return x + m if self.residual else m
+
+
+class ModelIgnoringTheFlag(nn.Module):
+    """Every block built with its default, residual=True."""
+
+    def __init__(self, vocab_size, d_model, n_heads, d_ff, n_layers, seq_len, residual=True):
+        super().__init__()
+        check_model_sizes(vocab_size, d_model, n_heads, d_ff, n_layers, seq_len)
+        self.vocab_size, self.seq_len = vocab_size, seq_len
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(seq_len, d_model)
+        self.blocks = nn.ModuleList([BlockWithIfs(d_model, n_heads, d_ff) for _ in range(n_layers)])
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    forward = ModelWrittenDifferently.forward
+
+
+def similarity_with_itself(h):
+    """Every pair, each token with itself included."""
+    h = torch.as_tensor(h, dtype=torch.float64)
+    if h.ndim < 2 or h.shape[-2] < 2:
+        raise ValueError("h needs at least two tokens")
+    unit = h / h.norm(dim=-1, keepdim=True)
+    return float((unit @ unit.transpose(-1, -2)).mean())
+
+
+def train_with_a_generator_of_its_own(model, task, steps, seed):
+    """A new generator at every step: every batch is the first one again."""
+    steps, seed = check_steps_and_seed(steps, seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    losses = []
+    for _ in range(steps):
+        tokens, targets = task.sample(torch.Generator().manual_seed(seed))
+        loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def train_clearing_after_backward(model, task, steps, seed):
+    """backward, then zero_grad, then step: every update is of zero gradients."""
+    steps, seed = check_steps_and_seed(steps, seed)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    losses = []
+    for _ in range(steps):
+        tokens, targets = task.sample(generator)
+        loss = F.cross_entropy(model(tokens).flatten(0, 1), targets.flatten())
+        loss.backward()
+        optimizer.zero_grad()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def ablation_seeded_once(depths, steps, seed):
+    """torch seeded once, before the sweep: the two models of a depth differ."""
+    depths = check_depths(depths)
+    steps, seed = check_steps_and_seed(steps, seed)
+    probe = TASK.sample(torch.Generator().manual_seed(seed))[0]
+    torch.manual_seed(seed)
+    rows = []
+    for depth in depths:
+        for residual in (True, False):
+            model = TinyTransformer(**MODEL, n_layers=depth, residual=residual)
+            before = [token_similarity(h) for h in layer_outputs(model, probe)]
+            losses = train(model, TASK, steps, seed)
+            rows.append(dict(depth=depth, residual=residual, losses=losses,
+                             final_loss=sum(losses[-LAST:]) / len(losses[-LAST:]),
+                             similarity_init=before,
+                             similarity_trained=[token_similarity(h)
+                                                 for h in layer_outputs(model, probe)]))
+    return rows
+
+
+def ablation_without_first(depths, steps, seed):
+    """The run without residuals first, at every depth."""
+    depths = check_depths(depths)
+    steps, seed = check_steps_and_seed(steps, seed)
+    probe = TASK.sample(torch.Generator().manual_seed(seed))[0]
+    rows = []
+    for depth in depths:
+        for residual in (False, True):
+            torch.manual_seed(seed)
+            model = TinyTransformer(**MODEL, n_layers=depth, residual=residual)
+            before = [token_similarity(h) for h in layer_outputs(model, probe)]
+            losses = train(model, TASK, steps, seed)
+            rows.append(dict(depth=depth, residual=residual, losses=losses,
+                             final_loss=sum(losses[-LAST:]) / len(losses[-LAST:]),
+                             similarity_init=before,
+                             similarity_trained=[token_similarity(h)
+                                                 for h in layer_outputs(model, probe)]))
+    return rows
+
+
+BREAKS = {
+    ("Block", "pass no `attn_mask` (and no `is_causal`)"): BlockWithACausalMask,
+    ("Block", "Keep its layers as they are, with their names"): RenamedBlock,
+    ("TinyTransformer", "each one gets the `residual` flag"): ModelIgnoringTheFlag,
+    ("token_similarity", "return a Python float"): similarity_as("0-d tensor"),
+    ("token_similarity", "leave out each token's similarity with itself"): similarity_with_itself,
+    ("train", "with that generator"): train_with_a_generator_of_its_own,
+    ("train", "in that order"): train_clearing_after_backward,
+    ("train", "record the loss as a Python float"): train_keeping_tensors,
+    ("run_ablation", "right after seeding torch's random generator with `seed`"):
+        in_a_notebook(ablation_seeded_once),
+    ("run_ablation", "in the order depth 1 with, depth 1 without, depth 2 with, and so on"):
+        in_a_notebook(ablation_without_first),
+}
+
+
+@pytest.mark.parametrize("key", BREAKS, ids=lambda key: f"{key[0]}: {key[1][:40]}")
+def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
+    assert not broken(key, BREAKS[key])

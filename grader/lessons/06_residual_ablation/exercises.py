@@ -22,7 +22,8 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
-from .. import BadInput, Case, Exercise, Misconception, knob, register
+from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from ..stated import VALUES
 from . import reference as ref
 from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
 
@@ -164,6 +165,9 @@ register(Exercise(
           "pre-norm block each sublayer reads a normalised copy of the stream; with "
           "residual=True it adds its result back to the stream, with residual=False its "
           "result replaces the stream."),
+    stated=(Stated("pass no `attn_mask` (and no `is_causal`)", VALUES, "a mask or a range that leaves it out"),
+            Stated("Keep its layers as they are, with their names", VALUES,
+                   "does not have the layers the exercise asks for")),
 ))
 
 
@@ -214,6 +218,7 @@ register(Exercise(
                     ((5, 4, 2, 8, 0, 3), [[0, 0]], "n_layers is 0")]],
     hint=("Embed the tokens and their positions, run every block in order, then normalise "
           "once more before the output head, and pass residual on to every block."),
+    stated=(Stated("each one gets the `residual` flag", VALUES, "the flag never reaches the blocks"),),
 ))
 
 
@@ -277,6 +282,8 @@ register(Exercise(
     hint=("Compare directions, not lengths: normalise each token vector, take the cosine of "
           "every pair of distinct tokens of a sequence (not of a token with itself), average "
           "within each sequence, then over the batch, and return a Python float."),
+    stated=(Stated("return a Python float", VALUES, "not a Python float"),
+            Stated("leave out each token's similarity with itself", VALUES, "including each token with itself")),
 ))
 
 
@@ -323,6 +330,11 @@ register(Exercise(
                       "your model never changes: the gradients are cleared between backpropagating "
                       "and the optimizer's step, so every update uses zero gradients. Clear the "
                       "old ones first, then backpropagate, then step."),
+        Misconception("a new generator at every step", knob(ref._train, generator_made="each step"),
+                      "your first loss is right and the later ones are not: every step trains on "
+                      "the first batch again. Every batch must come from the one generator the "
+                      "given line makes; a new generator (or a new seed) inside the loop starts "
+                      "the batches over at every step."),
         Misconception("loss on the last position only", knob(ref._train, loss_over="last position"),
                       "your loss uses the last position only. Every position has a target here: "
                       "flatten logits to [batch·T, vocab] and targets to [batch·T] and take the "
@@ -336,6 +348,10 @@ register(Exercise(
     hint=("One training step: a batch from the task's generator, the loss over every "
           "position, then clear the old gradients, backpropagate and update, in that order; "
           "record each step's loss as a Python float."),
+    stated=(Stated("with that generator", VALUES, "Every batch must come from the one generator"),
+            Stated("in that order", VALUES, "then backpropagate, then step"),
+            Stated("record the loss as a Python float", VALUES,
+                   "not a float: append `loss.item()`")),
 ))
 
 
@@ -369,4 +385,8 @@ register(Exercise(
     hint=("Both models of a depth must start from the same weights: seed torch's random "
           "generator right before building each. For each run, measure the similarities "
           "before and after training, and append one row with the six keys."),
+    stated=(Stated("right after seeding torch's random generator with `seed`", VALUES,
+                   "the two models start from different weights"),
+            Stated("in the order depth 1 with, depth 1 without, depth 2 with, and so on", VALUES,
+                   "expected depth=1, residual=True")),
 ))

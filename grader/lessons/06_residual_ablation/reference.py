@@ -210,16 +210,20 @@ def token_similarity(h) -> float:
 
 # ----------------------------------------------------------------------------- train
 
-def _train(model, task, steps, seed, *, zero_grad="before backward", loss_over="every position"):
+def _train(model, task, steps, seed, *, zero_grad="before backward", loss_over="every position",
+           generator_made="once"):
     """The training loop, with knobs (right by default): when the gradients are cleared
-    (``"before backward"``, ``"before step"`` or ``"never"``) and which positions the
-    loss covers (``"every position"`` or ``"last position"``)."""
+    (``"before backward"``, ``"before step"`` or ``"never"``), which positions the loss
+    covers (``"every position"`` or ``"last position"``), and whether the batches come from
+    one generator (``"once"``) or a new one seeded alike at every step (``"each step"``)."""
     steps, seed = check_steps_and_seed(steps, seed)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     model.train()
     losses = []
     for _ in progress(range(steps), "training", leave=False):
+        if generator_made == "each step":
+            generator = torch.Generator().manual_seed(seed)
         tokens, targets = task.sample(generator)
         logits = model(tokens)
         if loss_over == "last position":
