@@ -8,6 +8,7 @@ real SQLite gradebook, in two batches:
   release is graded to 0 by the environment proof), an empty and a partial one, one per
   catalogued misconception of the corpus lesson, a kernel exit, each kind of structural
   damage, edited tests, tampered metadata, unreadable and missing notebooks, forgeries,
+  answers that break a rule their notebook states (``attacks_rules``),
   and (in a sandbox) a submission that tries to destroy the class's work followed by an
   honest classmate, and the attacks on the grading process itself
   (``kernel_attack_samples``);
@@ -32,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from attacks_kernel import link_attack_sample, memory_attack_samples, merged, mutation_attack_sample
+from attacks_rules import broken_rule_samples
 from attacks_scan import scan_attack_samples
 from conftest import ROOT
 from sources import handed_over
@@ -66,7 +68,7 @@ def batch_a(paths: dict) -> list[Sample]:
     main = LESSONS[LESSON]
     samples = every_lesson_samples(list(LESSONS.values()), LESSON)
     samples += damage_samples(main) + misconception_samples(main) + [kernel_exit_sample(main)]
-    samples += forgery_samples(main, paths["course"])
+    samples += forgery_samples(main, paths["course"]) + broken_rule_samples(LESSONS)
     if SANDBOXED:  # without a sandbox the attack would succeed: that is the point
         samples += attack_samples(main, **paths)
         samples += kernel_attack_samples(paths)
