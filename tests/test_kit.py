@@ -166,7 +166,7 @@ def test_another_lessons_answer_given_in_a_notebook_is_found(tmp_path):
 RECORDED = {
     "exercise": {"info", "hidden", "cases", "expected", "mistakes", "stand_ins"},
     "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses",
-             "outputs", "axes"},
+             "outputs", "axes", "work"},
     "mistake": {"name", "message", "outcomes"},
 }
 
