@@ -1213,8 +1213,38 @@ def test_an_answer_that_breaks_a_stated_rule_fails_and_names_it(key):
     assert not broken(key, BREAKS[key])
 
 
+def one_pass_split_into_block_pieces(q, K, V, block):
+    """`block` read as the number of blocks, through np.array_split."""
+    q, K, V = one_query(q, K, V)
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for Kb, Vb in zip(np.array_split(K, positive_int(block, "block")), np.array_split(V, block)):
+        x = Kb @ q / np.sqrt(len(q))
+        m_new = max(m, x.max())
+        p = np.exp(x - m_new)
+        s, o = s * np.exp(m - m_new) + p.sum(), o * np.exp(m - m_new) + p @ Vb
+        m = m_new
+    return o / s
+
+
+def test_a_block_larger_than_t_k_shows_block_pieces_in_the_values():
+    """Where block > T_k, block pieces of K are empty: that form fails on values alone,
+    the rows read aside."""
+    from grader.lessons import expectations
+    from grader.learner.drivers import Call
+
+    exp = expectations("attention_one_pass", False)
+    wide = [c for c in exp.cases if np.ndim(c.args[1]) == 2 and not isinstance(c.args[3], list)
+            and isinstance(c.args[1], np.ndarray) and c.args[3] > len(c.args[1])]
+    assert wide, "a case with block > T_k"
+    outcomes = agent.run(one_pass_split_into_block_pieces, Call(), wide)
+    assert all(o.error is not None for o in outcomes)
+
+
 def test_the_block_as_a_count_is_caught_by_the_rows_read_and_not_by_the_values():
-    """On every case its numbers are right: only the rows it reads at once show it."""
+    """On every case its numbers are right: only the rows it reads at once show it. The
+    memory case cannot show it either: with 1,048,576 keys and block = 4096 it holds 256
+    scores a step, far below what the operating system can tell from noise (6 MiB, or
+    786,432 scores a step)."""
     from grader.lessons import expectations
     from grader.learner.difference import difference
     from grader.learner.drivers import Call
