@@ -18,6 +18,7 @@ processes from outside the sandbox (``grader.grading.cpu``), and only that count
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 import time
 from dataclasses import dataclass
@@ -64,11 +65,15 @@ def measured(run: Callable[[dict], float], work: Work) -> Measured:
     return Measured(ratio=best)
 
 
+HERE_ROUNDS = 3  # pairs of runs in a notebook, where the check is a hint and must be quick
+
+
 def measure_here(answer, work: Work, namespace: dict | None = None) -> Measured:
     """``work`` measured in this process, with ``time.process_time`` (every thread of the
     process), with NumPy's BLAS and torch on one thread (as at grading: a second thread
-    waiting for its share on a busy machine costs more than the arithmetic). The arguments
-    are built once, and the answer runs once before the clock starts (imports, caches)."""
+    waiting for its share on a busy machine costs more than the arithmetic), in at most
+    :data:`HERE_ROUNDS` pairs of runs. The arguments are built once, and the answer runs
+    once before the clock starts (imports, caches)."""
     from .agent import error_info, namespace_of
 
     data = codec.decode(codec.encode(work.case.for_kernel()))
@@ -84,7 +89,7 @@ def measure_here(answer, work: Work, namespace: dict | None = None) -> Measured:
     try:
         with one_thread(), one_blas_thread():
             run({})
-            return measured(run, work)
+            return measured(run, dataclasses.replace(work, rounds=min(work.rounds, HERE_ROUNDS)))
     except Exception as exc:  # the learner's code may raise anything
         return Measured(error=error_info(exc, answer))
 
