@@ -107,8 +107,8 @@ def message(name: str, work: Work, found: Measured) -> str:
     lines = [f"{name}: {work.found.format(ratio=found.ratio)}", "",
              f"The rule: {work.rule}. The check times {call} against the same call with "
              f"{_kwargs(work.against)}: its CPU time must be at most {work.most:g} of that, "
-             f"and it was {found.ratio:.2f} (the median of {work.rounds} pairs of runs, "
-             f"measured {work.attempts} times)."]
+             f"and it was {found.ratio:.2f} (the median over pairs of runs, one after the "
+             f"other, measured {work.attempts} times)."]
     return "\n".join(lines)
 
 
