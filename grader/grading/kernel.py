@@ -31,6 +31,8 @@ from jupyter_client import KernelManager
 from . import nbjson
 from .measure import MemoryWindow, children as _children
 from .sandbox import BOX, Limits, Sandbox
+from .structure import depth
+from .submissions import MAX_DEPTH
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
 POLL = 0.1
@@ -166,6 +168,7 @@ class _Outputs:
         self.clear_pending = False
         self.execution_count = None
         self.error: tuple[str, str] | None = None  # the last error output's name and value
+        self.too_deep = False  # an output was left out: nested deeper than a notebook may be
 
     def add(self, msg: dict) -> None:
         kind = msg["msg_type"]
@@ -183,6 +186,9 @@ class _Outputs:
             return
         if self.clear_pending:
             self.outputs, self.size, self.image_size, self.clear_pending = [], 0, 0, False
+        if depth(content) > MAX_DEPTH:  # the grader's own work on it must not recurse that deep
+            self.too_deep = True
+            return
         out = nbjson.output_from_msg(msg)
         size, image = _sizes(kind, content, out)
         if image and self.image_size + image > self.image_cap:
@@ -211,6 +217,10 @@ class _Outputs:
         if self.images_cut:
             note = (f"\n[figure left out: this cell's figures came to more than "
                     f"{self.image_cap // 2**20} MB]\n")
+            self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
+        if self.too_deep:
+            note = (f"\n[output left out: its data was nested more than {MAX_DEPTH} levels deep, "
+                    f"deeper than a notebook may be]\n")
             self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
         return self.outputs
 

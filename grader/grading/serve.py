@@ -65,6 +65,7 @@ from .exchange import (
     utc,
 )
 from .gradebook import GradebookError, Recorder
+from .job import GRADER_WALL
 from .late import LateConfigError, LatePolicy
 from .ledger import Ledger
 from .outputs import Outputs
@@ -141,8 +142,10 @@ def _hours(seconds: float) -> str:
 class Service:
     def __init__(self, out: Path, *, jobs: int | None = None, scheduler: str | None = None,
                  only: list[str] | None = None, sandbox: str = "bwrap", limits: Limits | None = None,
-                 db_url: str | None = None, poll: float = 1.0, stream=None, err=None):
+                 db_url: str | None = None, poll: float = 1.0, stream=None, err=None,
+                 grader_wall: float = GRADER_WALL):
         self.out, self.scheduler, self.only = out, scheduler, set(only or ())
+        self.grader_wall = grader_wall  # seconds of the grading process's own work on a notebook
         self.jobs = jobs or default_jobs()
         self.sandbox_mode, self.limits = sandbox, limits or Limits()
         self.db_url, self.poll = db_url, poll
@@ -209,7 +212,7 @@ class Service:
             self.runner = self.cluster
         else:
             self.runner = PoolRunner(self.jobs)
-        self.make = job_maker(self.course, self.box, self.limits, self.scratch, str(kit))
+        self.make = job_maker(self.course, self.box, self.limits, self.scratch, str(kit), self.grader_wall)
         print(f"Watching {self.exchange.inbound} ({self.policy.describe()}; late work: "
               f"{self.late.describe}).", file=self.stream, flush=True)
         return 0

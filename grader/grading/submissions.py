@@ -33,6 +33,19 @@ from pathlib import Path, PurePosixPath
 MAX_FILE = 50 * 1024 * 1024  # bytes per file
 MAX_SUBMISSION = 200 * 1024 * 1024  # bytes per student and assignment
 MAX_FILES = 1000  # files per student and assignment
+# A notebook's structure, bounded as its bytes are: the grading process's own work on a
+# notebook (reading, repairing, scanning its code) grows with these, so a notebook over any
+# of them is not read (grader.grading.structure). Each is far above the course's largest
+# honest notebook, solved and with its outputs (in brackets).
+MAX_DEPTH = 100  # lists and objects inside each other in its JSON (8)
+MAX_VALUES = 5_000_000  # values in its JSON: strings, numbers, lists, objects (2,000)
+MAX_CELLS = 10_000  # cells (66)
+MAX_CELL_OUTPUTS = 1_000  # outputs of one cell (3)
+MAX_OUTPUTS = 10_000  # outputs in all (39)
+MAX_CELL_LINES = 5_000  # source lines of one cell (43)
+MAX_LINES = 50_000  # source lines in all (658)
+MAX_CODE = 1_000_000  # characters of code in all (20,291)
+MAX_CODE_DEPTH = 100  # how deep a code cell's syntax nests (17)
 NOT_READ, NO_TIME, NOT_UTF8 = "files not read", "no readable time", "file names not UTF-8"
 MAX_NAME = 100  # characters in a student's or an assignment's name
 MAX_PART = 255  # bytes in one part of a file's path: the most common file systems take no more

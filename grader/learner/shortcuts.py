@@ -392,28 +392,33 @@ def scan_codes(todo: list, rules: Rules) -> tuple[list[Finding], set[str]]:
 
 def _recursion(state: _Scan) -> None:
     """A learner's function that reaches itself again through its calls is a loop."""
-    done, active = set(), set()
-
-    def visit(node) -> str:
-        active.add(node)
-        for callee, where in state.calls.get(node, {}).items():
-            if callee in active:
-                return where
-            if callee not in done:
-                found = visit(callee)
-                if found:
-                    return found
-        active.discard(node)
-        done.add(node)
-        return ""
-
+    done = set()
     for node in list(state.calls):
         if node not in done:
-            active.clear()
-            where = visit(node)
+            where = _cycle(state.calls, node, done)
             if where:
                 state.add(Finding("recursion (a function that calls itself again)", where))
                 return
+
+
+def _cycle(calls: dict, start, done: set) -> str:
+    """Where a call closes a cycle among the calls reachable from ``start``, or ""; a walk
+    with a stack of its own, not Python's: a learner's chain of calls can be long."""
+    active, stack = {start}, [(start, iter(calls.get(start, {}).items()))]
+    while stack:
+        node, edges = stack[-1]
+        for callee, where in edges:
+            if callee in active:
+                return where
+            if callee not in done:
+                active.add(callee)
+                stack.append((callee, iter(calls.get(callee, {}).items())))
+                break
+        else:
+            stack.pop()
+            active.discard(node)
+            done.add(node)
+    return ""
 
 
 def _where(top, code, ins, label: str) -> tuple[str, tuple]:
