@@ -11,8 +11,9 @@ real SQLite gradebook, in two batches:
   and (in a sandbox) a submission that tries to destroy the class's work followed by an
   honest classmate, and the attacks on the grading process itself
   (``kernel_attack_samples``);
-* batch B, with small limits: an infinite loop and a memory bomb next to an honest
-  neighbour.
+* batch B, with small limits: an infinite loop, a memory bomb and the notebooks whose
+  structure would stall the grading process itself (a million empty cells, a notebook
+  nested 200,000 deep: ``attacks_structure.py``) next to an honest neighbour.
 
 Every sample has its exact expected points and status for every test, checked in the
 JSON results, grades.csv and the gradebook.
@@ -33,6 +34,7 @@ import pytest
 
 from attacks_kernel import link_attack_sample, memory_attack_samples, merged, mutation_attack_sample
 from attacks_scan import scan_attack_samples
+from attacks_structure import structure_samples
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
@@ -107,7 +109,8 @@ def kernel_attack_samples(paths: dict) -> list[Sample]:
 def batch_b() -> list[Sample]:
     main = LESSONS[LESSON]
     neighbour = Sample("neighbour", LESSON, main.files(main.honest()), main.expect())
-    return [infinite_loop_sample(main), memory_bomb_sample(main), never_answers_sample(main), neighbour]
+    return [infinite_loop_sample(main), memory_bomb_sample(main), never_answers_sample(main),
+            *structure_samples(main), neighbour]
 
 
 DUMMY = {"submitted": Path("/s"), "gradebook": Path("/g"), "out": Path("/o"), "port": 1,
@@ -313,6 +316,24 @@ def test_no_submission_changes_another_ones_result(corpus):
     honest = _result(corpus, ("a", "honest_full", LESSON))
     strip = lambda r: [(t["id"], t["points"], t["status"], t["message"]) for t in r["tests"]]  # noqa: E731
     assert strip(neighbour) == strip(honest)
+
+
+def test_a_notebook_over_a_structure_limit_costs_only_itself_and_needs_a_look(corpus):
+    """A million empty cells and a notebook nested 200,000 deep are graded as unreadable
+    (their tests 0, in grades.csv, with the limit named), listed under "Needs a look", and
+    the class is graded: the honest neighbour fully, and the run exits 0."""
+    import csv
+
+    run = corpus.runs["b"]
+    assert run.returncode == 0, run.stderr
+    look = run.stdout[run.stdout.index("Needs a look"):]
+    rows = {r["student"]: r for r in csv.DictReader((corpus.out["b"] / "grades.csv").open())}
+    for sample in structure_samples(LESSONS[LESSON]):
+        assert f"{sample.student}/{LESSON}: unreadable notebook" in look, look
+        assert rows[sample.student]["total"] == "0" and "unreadable notebook" in rows[sample.student]["look_at"]
+        assert sample.notes[-1] in run.stdout  # the console names the limit and the count
+    neighbour = _result(corpus, ("b", "neighbour", LESSON))
+    assert neighbour["score"] == LESSONS[LESSON].total() and float(rows["neighbour"]["total"]) == neighbour["score"]
 
 
 def test_the_attack_was_attempted_and_blocked(corpus):

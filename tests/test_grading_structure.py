@@ -51,6 +51,19 @@ def test_the_shape_read_from_the_text_is_the_parsed_values_shape():
             assert depth(value) == _truth(value)[0]
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3, 7])
+def test_the_text_is_read_the_same_whatever_falls_at_the_edge_of_a_chunk(monkeypatch, chunk):
+    """Read a few bytes at a time, an escape, a string, a run of backslashes or the white
+    space after a bracket that spans two chunks is read as in one piece (and a layout with
+    more white space than the scan looks at byte by byte, too)."""
+    monkeypatch.setattr(structure, "_CHUNK", chunk)
+    rng = random.Random(chunk)
+    for _ in range(150):
+        value = _value(rng)
+        for text in (json.dumps(value), json.dumps(value, indent=structure._INDENT + 6)):
+            assert json_shape(text.encode()) == _truth(value), text
+
+
 @pytest.mark.parametrize("text, shape", [
     (b'"[[[[["', (0, 1)),  # brackets in a string are text
     (b'["\\"[[[", "]"]', (1, 3)),  # an escaped quote does not end the string

@@ -11,8 +11,10 @@ lesson 01, with at most 2 graded attempts per day and "zero" for late work:
   have written (a link named as a student's submission, and an unusable student id).
   The service is killed with SIGKILL in collect, then in grading, then in release, and
   started again each time (``GRADER_SERVE_CRASH``); the fourth start finishes;
-* round 2: ``eager`` hands in again (its second graded attempt); the due date passes and
-  ``late`` hands in;
+* round 2: ``eager`` hands in again (its second graded attempt); ``million`` hands in a
+  notebook of a million empty cells and ``deep`` one nested 200,000 levels deep (each
+  costs only itself: graded as unreadable, its feedback released); the due date passes
+  and ``late`` hands in;
 * round 3: ``eager`` hands in a third time, over the limit.
 """
 from __future__ import annotations
@@ -31,12 +33,13 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from attacks_structure import MILLION_NOTE, NESTED_NOTE, million_empty_cells, nested_deep
 from grading_corpus import Lesson, sandboxed
 
 pytestmark = pytest.mark.slow
 A = "01_matmul_views"
 NB = f"{A}.ipynb"
-STUDENTS = ["ontime", "twice", "eager", "hostile", "late"]
+STUDENTS = ["ontime", "twice", "eager", "hostile", "late", "million", "deep"]
 PHASES = ["collect", "grade", "release"]
 COL = {name: i for i, name in enumerate(  # the first columns of grades.csv
     ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total"])}
@@ -81,11 +84,11 @@ class Course:
                 f"c.Exchange.cache = {str(home / '.cache')!r}\n")
         return home
 
-    def submit(self, student: str, nb: dict) -> Path:
-        """Hand in ``nb`` as ``student``; return the exchange folder it made."""
+    def submit(self, student: str, nb: dict | bytes) -> Path:
+        """Hand in ``nb`` (or these bytes) as ``student``; return the exchange folder it made."""
         home = self.home(student)
         (home / A).mkdir(exist_ok=True)
-        (home / A / NB).write_text(json.dumps(nb))
+        (home / A / NB).write_bytes(nb if isinstance(nb, bytes) else json.dumps(nb).encode())
         before = set(self.inbound())
         self.nbgrader("submit", A, f"--student={student}", cwd=home)
         time.sleep(0.01)
@@ -163,6 +166,8 @@ def term(tmp_path_factory):
 
     # round 2
     c.folder["eager_2"] = c.submit("eager", lesson.notebook(c.full))
+    c.folder["million"] = c.submit("million", million_empty_cells())
+    c.folder["deep"] = c.submit("deep", nested_deep())
     past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
     c.nbgrader("db", "assignment", "add", A, f"--duedate={past:%Y-%m-%d %H:%M:%S} UTC")
     c.folder["late"] = c.submit("late", lesson.notebook(c.full))
@@ -171,7 +176,7 @@ def term(tmp_path_factory):
     # round 3: over the limit
     c.folder["eager_3"] = c.submit("eager", lesson.notebook(c.partial))
     c.third = c.serve()
-    c.pages = {s: c.fetch(s) for s in ("ontime", "twice", "eager", "hostile", "late")}
+    c.pages = {s: c.fetch(s) for s in ("ontime", "twice", "eager", "hostile", "late", "million", "deep")}
     c.health = json.loads((c.out / "serve-health.json").read_text())
     c.grades = {r.split(",")[0]: r.split(",") for r in (c.out / "grades.csv").read_text().splitlines()}
     return c
@@ -271,8 +276,28 @@ def test_a_hostile_submission_costs_only_itself_and_its_links_are_not_followed(t
     assert "mallory" in errors and "bad id" in errors
 
 
+def test_a_notebook_over_a_structure_limit_costs_only_itself_and_its_round_goes_on(term):
+    """A million empty cells and a notebook nested 200,000 deep, handed in with the rest of
+    round 2: each is graded as unreadable, 0 with the limit named in its feedback, and the
+    round grades and releases everyone else's."""
+    ok(term.second)
+    phases = term.phases()
+    for student, note in (("million", MILLION_NOTE), ("deep", NESTED_NOTE)):
+        assert phases[term.folder[student].name] == "released", phases
+        row = term.grades[student]
+        assert row[COL["status"]] == "missing" and row[COL["total"]] == "0", row
+        (page,) = term.pages[student].values()
+        assert note in html.unescape(page), page[-2000:]
+        assert f"{student} {A}: 0/" in term.second.stdout
+    for other in ("eager_2", "late"):
+        assert phases[term.folder[other].name] == "released", phases
+    assert float(term.grades["late"][COL["auto"]]) == float(term.grades["ontime"][COL["auto"]]) > 0
+    refused = {r["inbound"] for r in term.health["not_graded"]}
+    assert not refused & {term.folder["million"].name, term.folder["deep"].name}
+
+
 def test_grades_csv_and_the_health_file_are_current(term):
     assert set(term.grades) >= {"ontime", "twice", "eager", "hostile", "late"}
     assert term.health["queue"] == 0 and term.health["deferred"] == 1
-    assert term.health["last_graded"]["student"] in ("eager", "late")
+    assert term.health["last_graded"]["student"] in ("eager", "late", "million", "deep")  # round 2
     assert term.health["watching"] == [A]

@@ -16,7 +16,6 @@ of a parsed value or of a cell's syntax tree by walking it with a list (:func:`d
 from __future__ import annotations
 
 import ast
-import re
 
 from .submissions import (
     MAX_CELL_LINES,
@@ -30,33 +29,115 @@ from .submissions import (
     MAX_VALUES,
 )
 
-# A JSON string: a quote, then characters that are neither a quote nor a backslash or a
-# backslash and the character it escapes, then a quote. In UTF-8 neither byte is ever part
-# of a longer character, so the bytes can be read as they are.
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_SPACE = b" \t\r\n"
-# Every byte but the structure's and JSON's white space becomes "x" (a scalar's text).
-_SCALARS = bytes(c if bytes([c]) in b"[]{},x" else ord("x") for c in range(256))
-_SIGNS = bytes(1 if bytes([c]) in b"[{" else 255 if bytes([c]) in b"]}" else 0 for c in range(256))
-_CHUNK = 1 << 22  # brackets summed at a time
+_CHUNK = 1 << 20  # bytes read at a time
+# Each byte's step in the nesting: +1 opens a list or object, -1 closes one.
+_STEP = bytes(1 if c in b"[{" else 255 if c in b"]}" else 0 for c in range(256))
+_QUOTE, _BACKSLASH, _COMMA = ord('"'), ord("\\"), ord(",")
+_SPACE = bytes(1 if c in b" \t\r\n" else 0 for c in range(256))
+_CLOSES = {ord("["): ord("]"), ord("{"): ord("}")}
+_INDENT = 64  # bytes of white space looked at one by one after a list or object opens
+
+
+class _Scan:
+    """Reads a JSON text a chunk at a time, and carries from one chunk to the next what
+    the next needs: the backslashes just before it, whether it starts inside a string, a
+    list or object opened last with nothing after it yet, and the counts so far. Every step
+    but a few passes over the bytes works on the positions of the few bytes that matter
+    (quotes, backslashes, brackets, commas)."""
+
+    def __init__(self):
+        self.run = 0  # backslashes just before the chunk
+        self.inside = 0  # 1: the chunk starts inside a string
+        self.pending = 0  # the closing byte that would make the last list or object opened empty
+        self.level = self.deepest = self.commas = self.opens = self.empty = 0
+
+    def read(self, chunk) -> None:
+        import numpy as np
+
+        quotes = self._quotes(chunk)  # the positions of the quotes that open or close a string
+        steps = np.frombuffer(_STEP, dtype=np.int8)[chunk]
+        marks = np.flatnonzero(steps | (chunk == _COMMA))
+        # Before a byte, an odd number of quotes (and a string open at the start): inside.
+        outside = (np.searchsorted(quotes, marks) + self.inside) % 2 == 0
+        marks = marks[outside]
+        moves = steps[marks].astype(np.int64)
+        if len(moves):
+            levels = np.cumsum(moves) + self.level
+            self.deepest, self.level = max(self.deepest, int(levels.max())), int(levels[-1])
+        self.commas += int(np.count_nonzero(moves == 0))
+        opened = marks[moves == 1]
+        self.opens += len(opened)
+        self._empty(chunk, opened)
+        self.inside = (self.inside + len(quotes)) % 2
+
+    def _quotes(self, chunk):
+        """The quotes of ``chunk`` that no odd run of backslashes escapes; sets ``run``."""
+        import numpy as np
+
+        found = np.flatnonzero(chunk == _QUOTE)
+        slashes = np.flatnonzero(chunk == _BACKSLASH)
+        run = self.run
+        if len(slashes):
+            # For each backslash, the length of its run so far (the chunk's first run goes on
+            # from the backslashes just before it).
+            starts = np.concatenate(([True], np.diff(slashes) != 1))
+            first = np.maximum.accumulate(np.where(starts, np.arange(len(slashes)), 0))
+            length = np.arange(len(slashes)) - first + 1 + np.where(slashes[first] == 0, run, 0)
+            j = np.searchsorted(slashes, found) - 1  # the last backslash before each quote
+            near = (j >= 0) & (slashes[np.maximum(j, 0)] == found - 1)
+            before = np.where(near, length[np.maximum(j, 0)], 0)
+            self.run = int(length[-1]) if slashes[-1] == len(chunk) - 1 else 0
+        else:
+            before = np.zeros(len(found), dtype=np.int64)
+            self.run = 0
+        if len(found) and found[0] == 0 and run:  # a quote first, after backslashes before the chunk
+            before[0] = run
+        return found[before % 2 == 0]
+
+    def _empty(self, chunk, opened) -> None:
+        """Count the lists and objects whose next byte that is not white space closes them."""
+        import numpy as np
+
+        space = np.frombuffer(_SPACE, dtype=np.uint8)[chunk]
+        if self.pending:
+            solid = np.flatnonzero(space == 0)[:1]
+            if len(solid):
+                self.empty += int(chunk[solid[0]] == self.pending)
+                self.pending = 0
+        if not len(opened):
+            return
+        last = len(chunk) - 1
+        nxt = opened + 1
+        for _ in range(_INDENT):  # a list or object with items opens before a line break and an indent
+            waiting = (nxt <= last) & (space[np.minimum(nxt, last)] == 1)
+            if not waiting.any():
+                break
+            nxt += waiting
+        else:  # more white space than any layout writes: find the next byte the long way
+            solid = np.flatnonzero(space == 0)
+            at = np.searchsorted(solid, opened, side="right")
+            nxt = np.where(at < len(solid), solid[np.minimum(at, len(solid) - 1)], last + 1)
+        inner = nxt <= last
+        kinds, after = chunk[opened[inner]], chunk[nxt[inner]]
+        self.empty += int(np.count_nonzero(((kinds == ord("[")) & (after == ord("]")))
+                                           | ((kinds == ord("{")) & (after == ord("}")))))
+        if not inner[-1]:  # the last one opened ends the chunk's bytes: the next chunk says
+            self.pending = _CLOSES[int(chunk[opened[-1]])]
 
 
 def json_shape(data: bytes) -> tuple[int, int]:
     """How deep the lists and objects of the JSON text ``data`` nest, and how many values
     it holds (every string, number, literal, list and object; an object's keys are not
-    counted), read from its text without parsing it. For text that is not JSON, the
-    counts are those of its text as far as it can be read as JSON."""
+    counted), read from its bytes without parsing them. In UTF-8 no byte of a longer
+    character is a quote, a backslash, a bracket or a comma. For text that is not JSON,
+    the counts are those of its text as far as it reads as JSON."""
     import numpy as np
 
-    bare = _STRING.sub(b"x", data).translate(_SCALARS, _SPACE)
-    empty = bare.count(b"[]") + bare.count(b"{}")
-    values = bare.count(b",") + bare.count(b"[") + bare.count(b"{") - empty + 1
-    steps = np.frombuffer(bare.translate(None, b"x,").translate(_SIGNS), dtype=np.int8)
-    level = deepest = 0
-    for start in range(0, len(steps), _CHUNK):  # a running sum, a few MB at a time
-        run = np.cumsum(steps[start:start + _CHUNK], dtype=np.int64) + level
-        deepest, level = max(deepest, int(run.max())), int(run[-1])
-    return deepest, values
+    text = np.frombuffer(data, dtype=np.uint8)
+    scan = _Scan()
+    for start in range(0, len(text), _CHUNK):
+        scan.read(text[start:start + _CHUNK])
+    return scan.deepest, scan.commas + scan.opens - scan.empty + 1
 
 
 def text_problem(data: bytes) -> str:
