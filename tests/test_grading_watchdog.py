@@ -181,3 +181,16 @@ def test_in_a_worker_a_step_stuck_in_c_gets_it_replaced_and_costs_only_its_noteb
     after, next_pool, _ = pool["after"]
     assert next_pool is not started and after["q4"].flags == ["missing"], "a new pool grades the next batch"
     assert results["stalls"].assignment == A
+
+
+def test_a_proof_over_the_limit_stops_the_run_and_says_why():
+    """The environment proof goes through the same limit: a source notebook the grader
+    cannot read in time fails the proof, and the reason names the limit."""
+    from grader.grading.batch import proof_problem
+    from grader.grading.job import over_limit
+
+    job = make_job({lesson().filename: lesson().source}, proof=True, submitted_as=lesson().filename,
+                   grader_wall=LIMIT)
+    problem = proof_problem([over_limit(job)])
+    assert problem.startswith(f"{A}: grading its source notebook failed: It could not be graded")
+    assert "--grader-wall" in problem

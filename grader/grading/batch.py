@@ -320,8 +320,9 @@ def proof_problem(results: list[JobResult]) -> str:
     from .job import RELEASED
 
     for res in results:
-        if res.status != "graded":
-            return f"{res.assignment}: grading its source notebook failed: {res.error}"
+        if res.status != "graded":  # the grader's error, or why it could not be graded
+            why = res.error or "\n".join(res.notes[-1:])
+            return f"{res.assignment}: grading its source notebook failed: {why}"
         for test in res.tests:
             released = test.id.startswith(RELEASED)
             if test.points != (0 if released else test.max):

@@ -16,6 +16,7 @@ of a parsed value or of a cell's syntax tree by walking it with a list (:func:`d
 from __future__ import annotations
 
 import ast
+import functools
 
 from .submissions import (
     MAX_CELL_LINES,
@@ -227,6 +228,7 @@ def notebook_problem(nb: dict) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=1024)  # the cells given in the release are in every submission
 def _code_problem(text: str) -> str:
     """Why the code of a cell is nested too deep for the scans that read it, or ""."""
     from ..learner.shortcuts import python_source

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import linecache
 import sys
@@ -720,8 +721,11 @@ def _dotted(node) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=1024)
 def python_source(cell_source: str) -> str:
-    """A notebook cell as plain Python: IPython's magics become ordinary calls."""
+    """A notebook cell as plain Python: IPython's magics become ordinary calls. Kept for
+    the cells read again (every scan of a notebook reads each cell, and the cells given in
+    the release are the same in every submission)."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # pragma: no cover (IPython comes with the kernel)
