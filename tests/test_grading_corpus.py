@@ -327,13 +327,14 @@ def test_a_notebook_over_a_structure_limit_costs_only_itself_and_needs_a_look(co
     run = corpus.runs["b"]
     assert run.returncode == 0, run.stderr
     look = run.stdout[run.stdout.index("Needs a look"):]
-    rows = {r["student"]: r for r in csv.DictReader((corpus.out["b"] / "grades.csv").open())}
+    rows = {(r["student"], r["assignment"]): r for r in csv.DictReader((corpus.out["b"] / "grades.csv").open())}
     for sample in structure_samples(LESSONS[LESSON]):
+        row = rows[sample.student, LESSON]
         assert f"{sample.student}/{LESSON}: unreadable notebook" in look, look
-        assert rows[sample.student]["total"] == "0" and "unreadable notebook" in rows[sample.student]["look_at"]
+        assert (row["status"], row["total"], row["look_at"]) == ("missing", "0", "unreadable notebook"), row
         assert sample.notes[-1] in run.stdout  # the console names the limit and the count
     neighbour = _result(corpus, ("b", "neighbour", LESSON))
-    assert neighbour["score"] == LESSONS[LESSON].total() and float(rows["neighbour"]["total"]) == neighbour["score"]
+    assert neighbour["score"] == LESSONS[LESSON].total() == float(rows["neighbour", LESSON]["total"])
 
 
 def test_the_attack_was_attempted_and_blocked(corpus):
