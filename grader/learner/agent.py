@@ -189,10 +189,11 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
     data = codec.decode(tree)
     pristine = codec.decode(tree)
     namespace = namespace_of(answer) if namespace is None else namespace
+    reached: set = set()
     with contextlib.ExitStack() as stack:
         stand_ins = (data.get("build") or {}).get("stand_ins")
         if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
-            stack.enter_context(installed(namespace, stand_ins))
+            reached = stack.enter_context(installed(namespace, stand_ins))
         if driver.threads == 1:
             stack.enter_context(one_thread())
         if driver.quiet:
@@ -200,10 +201,11 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
         try:
             value = driver.run(answer, data, namespace)
         except Exception as exc:  # the learner's code may raise anything
-            return Outcome(error=error_info(exc, answer))
+            return Outcome(error=error_info(exc, answer), reached=tuple(sorted(reached)))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded
         return _too_large()
-    return Outcome(value=as_data(value), mutated=_mutated(pristine, data))
+    return Outcome(value=as_data(value), mutated=_mutated(pristine, data),
+                   reached=tuple(sorted(reached)))
 
 
 def _too_large() -> Outcome:
