@@ -93,7 +93,9 @@ def error_info(exc: BaseException, answer) -> ErrorInfo:
         message = ""
     if isinstance(exc, HelperInputMismatch):  # a stand-in's: which helper, as data
         helper = exc.helper
-    return ErrorInfo(type(exc).__name__, message[:20_000], where, helper)
+    bases = tuple(c.__name__ for c in type(exc).__mro__[1:]
+                  if c.__module__ == "builtins" and c not in (Exception, BaseException, object))
+    return ErrorInfo(type(exc).__name__, message[:20_000], where, helper, bases)
 
 
 # ----------------------------------------------------------------------------- drivers

@@ -323,7 +323,7 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
         diag = [f"Diagnosis: {blame}"]
     else:
         diag = [_hint(exp)] if exp.info.hint else []
-        if err.type == "ValueError":
+        if err.is_a("ValueError"):
             diag += ["This input is valid: the reference returns a result for it. If the "
                      "ValueError comes from one of your own checks, its condition is too "
                      "strict; otherwise look at the shapes your code combines."]
@@ -358,7 +358,7 @@ def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:
 def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> str:
     if outcome.error is None:
         got = "returned a result"
-    elif outcome.error.type == "ValueError":
+    elif outcome.error.is_a("ValueError"):
         got = "raised ValueError with an empty message"
     else:
         got = f"raised {outcome.error.type} ({outcome.error.message})"
@@ -410,7 +410,14 @@ def judge(exp: Expectations, subject: Subject, *,
         set_aside = [h for h in exp.helpers() if subject.helper_passes(h) is not True]
         if set_aside:
             stood = exp.with_stand_ins(set_aside)
-            failure = _stood_in_failure(exp, cmp, stood, subject.run(stood), set_aside, subject)
+            again = subject.run(stood)
+            unreached = _unreached(exp, again, set_aside)
+            if unreached and len(unreached) == len(_sealed(exp, set_aside)):
+                # No stand-in was used, so none earns anything: the first run's verdict.
+                failure = _not_reached(failure, info.name, unreached, subject)
+                set_aside = []
+            else:
+                failure = _stood_in_failure(exp, cmp, stood, again, set_aside, subject)
     if failure is not None:
         return _with_culprits(failure, info, subject, set_aside)
     if rules is not None and rules.required and not used:
@@ -426,7 +433,7 @@ def judge(exp: Expectations, subject: Subject, *,
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(info.name, outcome.error),
                            raised_by=outcome.error.helper)
-        if outcome.error is not None and outcome.error.type == "ValueError" \
+        if outcome.error is not None and outcome.error.is_a("ValueError") \
                 and outcome.error.message.strip():
             continue
         return Verdict(False, fitted(lambda: _bad_input_message(exp, bad, case, outcome)))
@@ -575,13 +582,18 @@ def _unreached_note(name: str, helpers: list[str]) -> str:
             f"your {_names(helpers)}: make {'that check' if one else 'those checks'} pass first.")
 
 
+def _sealed(exp: Expectations, helpers: list[str]) -> list[str]:
+    """Those of ``helpers`` the reference calls on some case (whose stand-ins can be
+    reached at all)."""
+    return [h for h in helpers if any((tables.get(h) or {}).get("entries") for tables in exp.stand_ins)]
+
+
 def _unreached(exp: Expectations, outcomes: list[Outcome], helpers: list[str]) -> list[str]:
     """The set-aside helpers the reference calls on some case whose stand-ins the answer
     never called (the kernel's word, which only words the message: the verdict fails
     either way)."""
     called = {h for o in outcomes for h in o.reached}
-    return [h for h in helpers if h not in called and any(
-        (tables.get(h) or {}).get("entries") for tables in exp.stand_ins)]
+    return [h for h in _sealed(exp, helpers) if h not in called]
 
 
 def _stood_in_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
@@ -609,10 +621,26 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
     failure = _first_failure(exp, cmp, cases, outcomes, subject, helpers)
     if failure is None:
         return None
-    unreached = _unreached(exp, outcomes, helpers)
-    note = _unreached_note(name, unreached) if unreached else _own_code_note(name, helpers)
-    return dataclasses.replace(failure, message=_first(failure.message, note),
-                               stood_in=tuple(helpers), blamed=tuple(unreached) or failure.blamed)
+    present = [h for h in helpers if subject.helper_passes(h) is False]
+    missed = [h for h in _unreached(exp, outcomes, present)]
+    if missed:  # a failing helper it reaches another way may be the cause
+        message, blamed = _first(failure.message, _unreached_note(name, missed)), tuple(missed)
+    elif present:
+        message, blamed = _first(failure.message, _own_code_note(name, present)), failure.blamed
+    else:
+        message, blamed = failure.message, failure.blamed
+    return dataclasses.replace(failure, message=message, stood_in=tuple(helpers), blamed=blamed)
+
+
+def _not_reached(failure: Verdict, name: str, unreached: list[str], subject) -> Verdict:
+    """The first run's ``failure``, when the stand-ins of ``unreached`` were never called:
+    the learner's own helpers among them (written, and failing) are named first, since
+    the difference may be theirs."""
+    present = [h for h in unreached if subject.helper_passes(h) is False]
+    if not present:
+        return failure
+    return dataclasses.replace(failure, message=_first(failure.message, _unreached_note(name, present)),
+                               blamed=tuple(present))
 
 
 __all__ = ["Subject", "Verdict", "diagnose", "fmt_value", "judge", "not_implemented_message"]

@@ -19,7 +19,7 @@ its own work; reading the stand-in's table gives it nothing else. An input the r
 never passes raises :class:`HelperInputMismatch`, which the check reports as a diagnosis:
 "your X calls softmax with an input the reference never gives it".
 
-A helper may be a function or an ``nn.Module`` class (a Block that a model builds). A
+A helper may be a function or an ``nn.Module`` class (a layer that a model builds). A
 module's stand-in is built with the reference's parameters, by name and shape, for each
 set of constructor arguments the reference uses; its ``forward`` is keyed on those
 arguments, its inputs and the values of its parameters, so it unlocks only where the
