@@ -311,3 +311,16 @@ def _nudged(module):
     other = copy.deepcopy(module)
     next(other.parameters()).data += 1e-3
     return other
+
+
+def test_a_model_that_builds_its_block_with_other_sizes_is_told_what_it_built():
+    """The residual flag never reaches the blocks: with the reference's Block standing in,
+    the message says the Block was built otherwise than the reference builds it."""
+    wrong = model(BUILDS["direct"]).replace("Block(d_model, n_heads, d_ff, residual=residual)",
+                                            "Block(d_model, n_heads, d_ff)")
+    v = verdict("TinyTransformer", module_of(L06 + NO_SKIPS + wrong, ident("model no flag"))["TinyTransformer"])
+    assert not v.passed
+    head = v.message.split("Smallest input")[0]
+    assert "TinyTransformer gives Block an input the reference never gives it" in head, v.message
+    assert "Block(4, 1, 4, True) is built, but on this input the reference builds Block(4, 1, 4, False)" \
+        in head, v.message

@@ -235,8 +235,6 @@ class StandIn:
         return codec.decode(json.loads(plain.decode()))
 
 
-
-
 # ----------------------------------------------------------------------------- module stand-ins
 
 @dataclass
@@ -281,7 +279,8 @@ def seal_module(helper: str, reference_cls, calls: list[ModuleCall], salt: str) 
     for call in calls:
         built = _bind(init, *call.init)
         layout = _layout(call.module)
-        shape = {"init": [_exact_text(v) for v in built], "layout": layout}
+        shape = {"init": [_exact_text(v) for v in built], "layout": layout,
+                 "shown": shown(helper, built)}
         if shape not in builds:
             builds.append(shape)
         weights = _values_of(call.module, layout)
@@ -340,13 +339,14 @@ def module_methods(helper: str, table: dict, reached: set) -> dict:
 
     def __init__(self, *args, **kwargs):
         torch.nn.Module.__init__(self)
+        reached.add(helper)  # built is reached: sizes it is built with are its input too
         built = _bind(table["init"], args, kwargs)
         wanted = [_exact_text(v) for v in built]
         for shape in table.get("builds", ()):
             if shape["init"] == wanted:
                 break
         else:
-            made = "; ".join(f"{helper}{tuple(b['init'])}" for b in table.get("builds", ()))
+            made = "; ".join(b.get("shown", helper) for b in table.get("builds", ()))
             raise HelperInputMismatch(helper, f"{shown(helper, built)} is built, but on this input "
                                       f"the reference builds {made or 'none'}")
         object.__setattr__(self, STATE, (built, shape["layout"]))
