@@ -99,6 +99,55 @@ def test_the_groups_of_dead_graders_are_tidied_and_no_one_elses():
                     path.rmdir()
 
 
+# A grading worker that starts a sandboxed program in a cgroup of its own, and then dies.
+WORKER = """
+import subprocess, sys, time
+from pathlib import Path
+from grader.grading import cgroup
+from grader.grading.sandbox import Limits, detect
+scratch, kit = Path(sys.argv[1]), Path(sys.argv[2])
+box = detect("bwrap", kit, [], scratch, Limits())
+group = cgroup.groups().make(256 * 2**20)
+job = scratch / "job"
+(job / "in").mkdir(parents=True)
+job.chmod(0o711)
+cmd = box.command([sys.executable, "-c", "import time; time.sleep(120)"], job, 0, box.kernel_uid(),
+                  Limits(), group.procs)
+subprocess.Popen(cmd, cwd=job)
+print(group.path, flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.slow
+@needs_cgroups
+def test_a_killed_graders_groups_are_tidied_by_the_next_one(tmp_path):
+    """A grading worker killed outright leaves its kernels' cgroups behind; bubblewrap
+    ends the sandbox with its parent, and the next grader removes them."""
+    from conftest import ROOT
+    from grading_corpus import sandboxed
+
+    if not sandboxed():
+        pytest.skip("bubblewrap cannot run here")
+    worker = subprocess.Popen([sys.executable, "-c", WORKER, str(tmp_path), str(ROOT)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        path = Path(worker.stdout.readline().strip())
+        deadline = time.monotonic() + 60
+        while len(cgroup.members(path)) < 2 and time.monotonic() < deadline:  # bwrap and its program
+            time.sleep(0.05)
+        assert len(cgroup.members(path)) >= 2
+    finally:
+        worker.kill()
+        worker.wait()
+    deadline = time.monotonic() + 30
+    while cgroup.members(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not cgroup.members(path) and path.is_dir()  # the sandbox is gone, its cgroup is left
+    cgroup.tidy(path.parent.parent)
+    assert not path.parent.exists()
+
+
 def _without_cgroups(monkeypatch, base: Path) -> str:
     monkeypatch.setattr(cgroup, "BASE", base)
     monkeypatch.setattr(cgroup, "_groups", None)

@@ -96,6 +96,14 @@ def _start_time(pid: int) -> str | None:
     return stat_line[stat_line.rfind(b")") + 2:].split()[19].decode()
 
 
+def members(path: Path) -> list[int]:
+    """The processes in the cgroup at ``path`` (none, if it cannot be read)."""
+    try:
+        return [int(p) for p in (Path(path) / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
 def _write(path: Path, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
@@ -129,10 +137,7 @@ class MemoryCgroup:
         return str(self.path / "cgroup.procs")
 
     def pids(self) -> list[int]:
-        try:
-            return [int(p) for p in Path(self.procs).read_text().split()]
-        except (OSError, ValueError):
-            return []
+        return members(self.path)
 
     def holds(self, pid: int) -> bool:
         return pid in self.pids()

@@ -30,13 +30,12 @@ from queue import Empty
 from jupyter_client import KernelManager
 
 from . import cgroup as cgroups, nbjson
-from .measure import MemoryWindow, children as _children
+from .measure import SAMPLE, MemoryWindow, children as _children
 from .sandbox import BOX, Limits, Sandbox
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
 POLL = 0.1
 MEMORY_POLL = 0.25
-SAMPLE = 0.02  # seconds between two samples of a memory window measured without a cgroup
 FATAL = ("died", "memory", "stuck")
 
 

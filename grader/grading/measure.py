@@ -9,8 +9,11 @@ resident size and peak (``VmRSS``, ``VmHWM``), its threads, and what it holds be
 from __future__ import annotations
 
 import os
+import time
 
 from .held import held
+
+SAMPLE = 0.02  # seconds between two samples of a window measured without a cgroup
 
 
 def children(pid: int) -> list[int]:
@@ -56,7 +59,13 @@ def _tasks(pids) -> set[tuple[int, int]]:
 class CgroupGauge:
     """The growth of everything the kernel's memory cgroup holds: its peak is reset to its
     usage at the start, and the peak at the end, less that usage, is the growth. Every
-    process of the sandbox must be in the group."""
+    process of the sandbox must be in the group.
+
+    Page cache counts too: a module imported for the first time during the call adds the
+    files it reads to what its import costs anyway (importing ``numpy.polynomial`` with
+    its files evicted grew the peak by 1.0 MiB, its resident size by 0.7 MiB). Nothing is
+    subtracted for it: file cache read after the peak would let an answer hide what it
+    held before."""
 
     samples = False
 
@@ -137,6 +146,7 @@ class MemoryWindow:
         self.problem = ""  # why the window could not be measured
         self.before: set = set()
         self.numbered: int | None = None
+        self.next_sample = 0.0
         group = getattr(kernel, "cgroup", None)
         self.gauge = CgroupGauge(group) if group is not None else SummedGauge(kernel.sandbox_init())
 
@@ -156,8 +166,10 @@ class MemoryWindow:
         return self
 
     def sample(self) -> None:
-        """Read what the window samples (nothing, with a cgroup), now."""
-        if self.gauge.samples:
+        """Read what the window samples (nothing, with a cgroup), at most every ``SAMPLE`` s."""
+        now = time.monotonic()
+        if self.gauge.samples and now >= self.next_sample:
+            self.next_sample = now + SAMPLE
             self.gauge.sample()
 
     def close(self) -> tuple[int, bool]:
