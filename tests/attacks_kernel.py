@@ -93,7 +93,8 @@ class _Held:
     \"\"\"Arrays kept as bytes in {where!r}, read back in order.\"\"\"
 
     def __init__(self, where):
-        self.where, self.ends, self.at, self.kinds, self.fd, self.path = where, [], 0, [], None, None
+        self.where, self.fd, self.path = where, None, None
+        self.ends, self.at, self.kinds = [], 0, []  # pipes or sockets; the one read; the arrays
         if where == "memfd":
             self.fd = _os.memfd_create("blocks")
         elif where in ("tmp", "shm"):
@@ -171,23 +172,27 @@ class _Held:
 """
 
 # online_softmax_stats in two passes: every block kept, then read back as the stream.
-BLOCKS_HELD = ["_held = _Held({where!r})", "for _b in scores_blocks:", "    _held.keep(_np.asarray(_b))",
-               "scores_blocks = _held.arrays()"]
+BLOCKS_HELD = ["_held = _Held({where!r})", "for _b in scores_blocks:",
+               "    _held.keep(_np.asarray(_b))", "scores_blocks = _held.arrays()"]
 # attention_one_pass: every score kept (block by block, so that no array holds them).
-SCORES_HELD = ["_held = _Held({where!r})", "try:", "    _Kf, _qf = _np.asarray(K, dtype=float), _np.asarray(q, dtype=float)",
-               "    for _j in range(0, len(_Kf), int(block)):", "        _held.keep(_Kf[_j:_j + int(block)] @ _qf)",
+SCORES_HELD = ["_held = _Held({where!r})", "try:",
+               "    _Kf, _qf = _np.asarray(K, dtype=float), _np.asarray(q, dtype=float)",
+               "    for _j in range(0, len(_Kf), int(block)):",
+               "        _held.keep(_Kf[_j:_j + int(block)] @ _qf)",
                "except Exception:", "    pass"]
 # tiled_attention: every score of every tile kept, a tile at a time.
-PAIRS_HELD = ["_held = _Held({where!r})", "try:", "    _Qf, _Kf = _np.asarray(Q, dtype=float), _np.asarray(K, dtype=float)",
+PAIRS_HELD = ["_held = _Held({where!r})", "try:",
+              "    _Qf, _Kt = _np.asarray(Q, dtype=float), _np.swapaxes(_np.asarray(K, dtype=float), -1, -2)",
               "    for _i in range(0, _Qf.shape[-2], int(block_q)):",
-              "        for _j in range(0, _Kf.shape[-2], int(block_k)):",
-              "            _held.keep(_Qf[..., _i:_i + int(block_q), :] @ _np.swapaxes(_Kf[..., _j:_j + int(block_k), :], -1, -2))",
+              "        for _j in range(0, _Kt.shape[-1], int(block_k)):",
+              "            _held.keep(_Qf[..., _i:_i + int(block_q), :] @ _Kt[..., _j:_j + int(block_k)])",
               "except Exception:", "    pass"]
 
 
 def held_answer(lesson: Lesson, answer: str, lines: list[str], where: str) -> str:
     """``answer``'s honest code, keeping what ``lines`` keep in ``where``."""
-    return HELD.format(where=where) + "\n" + lesson.with_body(answer, [l.format(where=where) for l in lines])
+    body = lesson.with_body(answer, [line.format(where=where) for line in lines])
+    return HELD.format(where=where) + "\n" + body
 
 
 def memory_attack_samples(lesson: Lesson) -> list[Sample]:
@@ -216,10 +221,10 @@ def memory_attack_samples(lesson: Lesson) -> list[Sample]:
         stats: held_answer(lesson, stats, BLOCKS_HELD, "socket"),
         one: held_answer(lesson, one, SCORES_HELD, "tmp"),
         tiles: held_answer(lesson, tiles, PAIRS_HELD, "shm")})
-    every = {stats: over, one: over, tiles: over}
-    return [Sample("forge_memory_hidden", lesson.name, lesson.files(hidden), lesson.expect(every)),
-            Sample("forge_memory_patched", lesson.name, lesson.files(patched), lesson.expect(every)),
-            Sample("forge_memory_outside_the_heap", lesson.name, lesson.files(outside), lesson.expect(every))]
+    every = lesson.expect({stats: over, one: over, tiles: over})
+    return [Sample(name, lesson.name, lesson.files(nb), dict(every)) for name, nb in (
+        ("forge_memory_hidden", hidden), ("forge_memory_patched", patched),
+        ("forge_memory_outside_the_heap", outside))]
 
 
 PATCH_MUTATED = "import grader.learner.agent as _agent\n_agent._mutated = lambda *args: ''\n"

@@ -369,7 +369,8 @@ def tmpfs_filler_sample(lesson: Lesson, disk_mb: int = 512) -> Sample:
         "        with open(os.path.join(_folder, 'fill'), 'wb') as _f:",
         f"            for _ in range({disk_mb + 8}):", "                _f.write(b'0' * 2**20)",
         "    except OSError:", "        pass"])
-    return Sample("tmpfs_filler", lesson.name, lesson.files(lesson.notebook({**lesson.answers, answer: code})),
+    nb = lesson.notebook({**lesson.answers, answer: code})
+    return Sample("tmpfs_filler", lesson.name, lesson.files(nb),
                   lesson.expect({answer: Expect(0.0, "memory", "they are kept in memory")}),
                   incidents=["used more than"])
 

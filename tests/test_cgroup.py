@@ -72,8 +72,9 @@ def test_the_limit_kills_and_the_kill_is_counted():
 
 def test_the_launcher_refuses_to_start_outside_its_cgroup(tmp_path):
     """A kernel that could not enter its cgroup would be measured as holding nothing."""
-    cmd = [sys.executable, "-I", "-S", str(LIMITED_EXEC), "0", "0", str(tmp_path / "no" / "cgroup.procs"),
-           "--", sys.executable, "-c", "print('ran')"]
+    nowhere = str(tmp_path / "no" / "cgroup.procs")
+    cmd = [sys.executable, "-I", "-S", str(LIMITED_EXEC), "0", "0", nowhere, "--",
+           sys.executable, "-c", "print('ran')"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0 and "ran" not in done.stdout
     assert "could not enter the kernel's memory cgroup" in done.stderr
@@ -134,7 +135,7 @@ def test_a_killed_graders_groups_are_tidied_by_the_next_one(tmp_path):
     try:
         path = Path(worker.stdout.readline().strip())
         deadline = time.monotonic() + 60
-        while len(cgroup.members(path)) < 2 and time.monotonic() < deadline:  # bwrap and its program
+        while len(cgroup.members(path)) < 2 and time.monotonic() < deadline:  # bwrap, its child
             time.sleep(0.05)
         assert len(cgroup.members(path)) >= 2
     finally:
@@ -181,7 +182,7 @@ def test_cgroup_v2_without_the_memory_controller_delegated_is_refused(tmp_path, 
     (tmp_path / "cgroup.controllers").write_text("cpu memory\n")
     folder = tmp_path / f"{cgroup.PREFIX}{os.getpid()}-{cgroup._start_time(os.getpid())}"
     folder.mkdir()
-    (folder / "cgroup.controllers").write_text("cpu io\n")  # memory not in the parent's subtree_control
+    (folder / "cgroup.controllers").write_text("cpu io\n")  # the parent delegates no memory
     why = _without_cgroups(monkeypatch, tmp_path)
     assert "memory controller is not delegated" in why, why
 
@@ -206,6 +207,8 @@ def test_the_memory_hierarchy_is_found_in_v1_and_in_v2(tmp_path):
 
 
 def test_the_sandbox_line_says_how_memory_is_measured():
-    assert "memory is measured by a cgroup per notebook" in Sandbox("bwrap", cgroups=True).describe()
+    measured = Sandbox("bwrap", cgroups=True).describe()
+    assert "memory is measured by a cgroup per notebook" in measured
     plain = Sandbox("bwrap", cgroups=False, no_cgroup="not root").describe()
-    assert "memory is measured WITHOUT a cgroup (not root)" in plain and "pipe and socket buffers" in plain
+    assert "memory is measured WITHOUT a cgroup (not root)" in plain
+    assert "pipe and socket buffers" in plain

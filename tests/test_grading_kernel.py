@@ -63,8 +63,8 @@ def _kernel(scratch: Path, limits: Limits, n: int = 0, cgroups: bool = True) -> 
     job = scratch / "job"
     (job / "in" / "work").mkdir(parents=True, exist_ok=True)
     job.chmod(0o711)
-    kernel = Kernel(job, dataclasses.replace(box, cgroups=box.cgroups and cgroups), limits, kernel_env(), n,
-                    ("numpy", "torch"))
+    box = dataclasses.replace(box, cgroups=box.cgroups and cgroups)
+    kernel = Kernel(job, box, limits, kernel_env(), n, ("numpy", "torch"))
     kernel.start()
     return kernel
 
@@ -92,12 +92,13 @@ HELD = {
     "pipes": "ps = []\nfor _ in range(32):\n    r, w = os.pipe(); fcntl.fcntl(w, 1031, 1 << 20)\n"
              "    os.write(w, b'x' * (1 << 20)); ps.append((r, w))\ntime.sleep(0.2)\n"
              "for r, w in ps: os.close(r); os.close(w)",
-    "sockets": "ss, n = [], 0\nwhile n < 32 << 20:\n    a, b = socket.socketpair(); a.setblocking(False)\n"
-               "    try:\n        while True: n += a.send(b'x' * 65536)\n    except BlockingIOError: pass\n"
-               "    ss.append((a, b))\ntime.sleep(0.2)\ndel ss",
+    "sockets": "ss, n = [], 0\nwhile n < 32 << 20:\n    a, b = socket.socketpair()\n"
+               "    a.setblocking(False)\n    try:\n        while True: n += a.send(b'x' * 65536)\n"
+               "    except BlockingIOError: pass\n    ss.append((a, b))\ntime.sleep(0.2)\ndel ss",
 }
 # A root grader's bubblewrap gives the kernel a /dev/shm it cannot write; where it can, it counts.
-SHM = ("try:\n    f = open('/dev/shm/b', 'wb')\nexcept PermissionError:\n    open('/tmp/no-shm', 'w').close()\n"
+SHM = ("try:\n    f = open('/dev/shm/b', 'wb')\n"
+       "except PermissionError:\n    open('/tmp/no-shm', 'w').close()\n"
        "else:\n    for _ in range(64): f.write(b'x' * 2**19)\n    f.close(); time.sleep(0.2); "
        "os.remove('/dev/shm/b')")
 

@@ -41,6 +41,11 @@ class CgroupUnavailable(OSError):
     pass
 
 
+def _unescape(field: str) -> str:
+    """A path of ``mountinfo``, whose spaces and such are written as octal escapes."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
 def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
     """(root, mount point, type, super options) of each mount in ``mountinfo``'s text."""
     found = []
@@ -48,8 +53,8 @@ def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
         head, _, tail = line.partition(" - ")
         fields, rest = head.split(), tail.split()
         if len(fields) >= 5 and len(rest) >= 3:
-            unescape = lambda s: re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)  # noqa: E731
-            found.append((unescape(fields[3]), unescape(fields[4]), rest[0], set(rest[2].split(","))))
+            options = set(rest[2].split(","))
+            found.append((_unescape(fields[3]), _unescape(fields[4]), rest[0], options))
     return found
 
 
@@ -61,10 +66,10 @@ def locate(proc: str = "/proc/self") -> tuple[Path, int]:
         mounts = _mounts(Path(proc, "mountinfo").read_text())
     except OSError as exc:
         raise CgroupUnavailable(f"cannot read this process's cgroups ({exc.strerror})") from exc
-    own = {}
+    own = {}  # controller ("" for cgroup v2's single hierarchy) -> this process's cgroup
     for line in membership.splitlines():
         number, controllers, path = line.split(":", 2)
-        for name in controllers.split(",") if controllers else ["" if number == "0" else controllers]:
+        for name in controllers.split(",") if controllers else [""] if number == "0" else []:
             own[name] = path
     for root, point, kind, options in mounts:
         if kind == "cgroup" and "memory" in options and "memory" in own:
@@ -82,8 +87,10 @@ def locate(proc: str = "/proc/self") -> tuple[Path, int]:
 
 
 def _beneath(point: str, root: str, path: str) -> Path:
-    relative = path[len(root):] if root != "/" and (path + "/").startswith(root.rstrip("/") + "/") else path
-    return Path(point, relative.lstrip("/"))
+    """The folder of cgroup ``path`` in a hierarchy whose ``root`` is mounted at ``point``."""
+    if root != "/" and (path + "/").startswith(root.rstrip("/") + "/"):
+        path = path[len(root):]
+    return Path(point, path.lstrip("/"))
 
 
 def _start_time(pid: int) -> str | None:
@@ -247,13 +254,15 @@ class Groups:
                 if "memory" not in (self.folder / "cgroup.controllers").read_text().split():
                     self.close()
                     raise CgroupUnavailable(
-                        f"the memory controller is not delegated to {self.base} (cgroup v2: its "
-                        "cgroup.subtree_control lacks memory, as it must while processes are in it)")
+                        f"the memory controller is not delegated to {self.base} (cgroup v2: "
+                        "its cgroup.subtree_control lacks memory, as it must while processes "
+                        "are in it)")
                 _write(self.folder / "cgroup.subtree_control", "+memory")
         except CgroupUnavailable:
             raise
         except OSError as exc:
-            raise CgroupUnavailable(f"cannot make a cgroup in {self.base} ({exc.strerror})") from exc
+            why = f"cannot make a cgroup in {self.base} ({exc.strerror})"
+            raise CgroupUnavailable(why) from exc
         atexit.register(self.close)
 
     def make(self, limit: int) -> MemoryCgroup:

@@ -570,8 +570,9 @@ class Kernel:
             try:
                 msg = self.kc.get_iopub_msg(timeout=SAMPLE if self.window is not None else POLL)
             except Empty:
-                if not self.alive():
-                    return CellRun(index, "memory" if self.limit_kills() > kills else "died"), interrupted
+                if not self.alive():  # killed by its cgroup's limit, or gone on its own
+                    died = "memory" if self.limit_kills() > kills else "died"
+                    return CellRun(index, died), interrupted
                 continue
             except Exception:  # noqa: BLE001 (a message that is not one: see _readable)
                 self.unreadable += 1
