@@ -87,14 +87,14 @@ def test_a_read_that_fails_is_a_note_not_a_crash(tmp_path, monkeypatch):
     from grader.grading import submissions
 
     _put(tmp_path, b"alice", {f"{A}.ipynb": b"{}", "secret.txt": b"x"})
-    real = submissions._read_file
+    real = submissions._read_fd
 
-    def denied(path):
-        if path.endswith("secret.txt"):
-            raise PermissionError(13, "Permission denied", path)
-        return real(path)
+    def denied(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("secret.txt"):
+            raise PermissionError(13, "Permission denied")
+        return real(fd)
 
-    monkeypatch.setattr(submissions, "_read_file", denied)
+    monkeypatch.setattr(submissions, "_read_fd", denied)
     (alice,), _ = submissions.read_submissions(tmp_path, [A])
     assert sorted(alice.files) == [f"{A}.ipynb"]
     assert alice.notes == ["'secret.txt' was not read: permission denied."]
