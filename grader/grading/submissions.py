@@ -361,17 +361,16 @@ def _read_entry(student: str, assignment: str, dir_fd: int, entry: os.DirEntry, 
         return True
     try:
         info = os.fstat(fd)
-        problem = col.guard(info)
-        if stat.S_ISDIR(info.st_mode) and not problem:
-            if len(str(rel).encode("utf-8", "surrogateescape")) > MAX_PATH:  # bounds the open folders
-                col.not_read(student, assignment, rel, f"its name is longer than {MAX_PATH} bytes")
-                return True
-            return read_folder(student, assignment, fd, col, rel)
-        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-            problem = _kind(info.st_mode)
+        folder = stat.S_ISDIR(info.st_mode)
+        problem = "" if folder or stat.S_ISREG(info.st_mode) else _kind(info.st_mode)
+        if not problem and folder and len(str(rel).encode("utf-8", "surrogateescape")) > MAX_PATH:
+            problem = f"its name is longer than {MAX_PATH} bytes"  # this bounds the folders open at once
+        problem = problem or col.guard(info)
         if problem:
             col.not_read(student, assignment, rel, problem)
             return True
+        if folder:
+            return read_folder(student, assignment, fd, col, rel)
         col.add(student, assignment, rel, lambda: _read_fd(fd), info.st_size)
         col.saw(student, assignment, os.fstat(fd))  # after the read: any write before it counts
         return True
