@@ -54,6 +54,7 @@ from .outputs import Outputs
 from .report import OutError, Progress, check_out, printable, summary, write_grades
 from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions, select
+from .times import doubt_the_future
 
 
 class CourseError(RuntimeError):
@@ -255,6 +256,7 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
         subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"], look)
         secrets = exchange_secrets(subs)  # the whole class: a copied secret is seen even in a regrade
         subs = select(subs, students, only, list(course))
+        doubt_the_future(subs, time.time())
         check_out(out, root, submissions)
     except (CourseError, SubmissionsError, GradebookError, LateConfigError, OutError) as exc:
         print(f"grade: {exc}", file=err)
@@ -440,6 +442,6 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
     if problems:
         print("grade: some submissions were not graded:", file=err)
         for line in problems:
-            print(f"  - {line}", file=err)
+            print(printable(f"  - {line}"), file=err)
         return 1
     return 0

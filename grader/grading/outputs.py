@@ -19,17 +19,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import nbfeedback
-from .exchange import BACKDATED_FLAG
 from .choice import MISSING, NOT_GRADED, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
 from .submissions import NO_TIME, NOT_READ, NOT_UTF8
+from .times import BACKDATED_FLAG, FUTURE_FLAG
 
 # Flags that mean a person should look, and how the list at the end says them.
 LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", NOT_GRADED: "could not be graded",
         SEVERAL: "several notebooks with work",
         UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time",
-        NOT_UTF8: "file names not UTF-8", BACKDATED_FLAG: "submission time set back"}
+        NOT_UTF8: "file names not UTF-8", BACKDATED_FLAG: "submission time set back",
+        FUTURE_FLAG: "submission time in the future"}
 
 
 def look_at(record: dict) -> list[str]:
@@ -96,7 +97,7 @@ class Outputs:
         numbers = rec.totals(sub.student, sub.assignment)
         if numbers["duedate"] is None and NO_TIME in record["flags"]:
             record["flags"].remove(NO_TIME)  # without a due date, the time does not matter
-        elif numbers["duedate"] is not None and sub.timestamp is None and NO_TIME not in record["flags"]:
+        elif numbers["duedate"] is not None and sub.timestamp is None and not {NO_TIME, FUTURE_FLAG} & set(record["flags"]):
             record["flags"].append(NO_TIME)
             record["notes"].append("There is no timestamp.txt, so whether the submission was late "
                                    "could not be told.")
