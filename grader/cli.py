@@ -53,7 +53,7 @@ def _grade(args) -> int:
                     processes=args.processes)
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
                  limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
-                 only=args.assignment, scheduler=args.scheduler)
+                 only=args.assignment, scheduler=args.scheduler, grader_wall=args.grader_wall)
 
 
 def _serve(args) -> int:
@@ -64,7 +64,8 @@ def _serve(args) -> int:
                     processes=args.processes)
     out = Path(args.out) if args.out else course_root() / "grading"
     return serve(out, once=args.once, jobs=args.jobs, scheduler=args.scheduler, only=args.assignment,
-                 sandbox=args.sandbox, limits=limits, db_url=args.db, poll=args.poll)
+                 sandbox=args.sandbox, limits=limits, db_url=args.db, poll=args.poll,
+                 grader_wall=args.grader_wall)
 
 
 def _grades(args) -> int:
@@ -108,8 +109,10 @@ def _positive(kind):
 
 
 def _limit_options(p) -> None:
-    """The sandbox's limits and mode, as ``grade`` and ``serve`` take them."""
+    """The sandbox's limits and mode, and the grader's own wall limit, as ``grade`` and
+    ``serve`` take them."""
     from .grading.sandbox import Limits
+    from .grading.watchdog import DEFAULT as GRADER_WALL
 
     given = Limits()  # the defaults are the limits' own, said once
     p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",
@@ -126,6 +129,11 @@ def _limit_options(p) -> None:
                    help=f"processes and threads one notebook may run at once (default "
                    f"{given.processes}; past it, starting another fails with 'Resource "
                    f"temporarily unavailable')")
+    p.add_argument("--grader-wall", type=_positive(float), default=GRADER_WALL, metavar="S",
+                   help=f"seconds the grading process may spend on its own work on one notebook "
+                   f"(reading, repairing, scanning and scoring it; its code's run is bounded by "
+                   f"--timeout and --wall) (default {GRADER_WALL:g}; past it, that notebook is "
+                   f"not graded, with a note)")
     p.add_argument("--sandbox", choices=("bwrap", "none"), default="bwrap",
                    help="bwrap: each submission in bubblewrap (default; grading refuses to run "
                    "without it); none: run submissions unsandboxed, in a private directory with "

@@ -22,6 +22,7 @@ a learner there gets the same verdicts from it as from the live reference.
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -134,7 +135,7 @@ def _case_difference(a: Case, b: Case) -> str | None:
 def stand_in_differences(name: str, a: Expectations, b: Expectations) -> list[str]:
     """The stand-ins of a composite, compared by what they unlock with the inputs the
     reference passes each helper here."""
-    from .learner.standin import StandIn
+    from .learner.standin import ModuleCall, StandIn, module_result
     from .lessons import get, helper_calls
 
     if not a.stand_ins and not b.stand_ins:
@@ -152,28 +153,46 @@ def stand_in_differences(name: str, a: Expectations, b: Expectations) -> list[st
         calls = helper_calls(ex, case)
         for helper, table_a in tables_a.items():
             table_b = tables_b[helper]
-            shape_a = {k: table_a.get(k) for k in ("params", "calls")}
-            shape_b = {k: table_b.get(k) for k in ("params", "calls")}
+            shape_a, shape_b = _table_shape(table_a), _table_shape(table_b)
             entries = len(table_a.get("entries", ())), len(table_b.get("entries", ()))
             if shape_a != shape_b or entries[0] != entries[1]:
                 out.append(f"{label} {helper}: it is sealed for {table_a.get('calls')}, a fresh "
                            f"release for {table_b.get('calls')}")
                 continue
-            for args, kwargs in calls.get(helper, []):
-                found = _unlock_difference(StandIn(helper, table_a), StandIn(helper, table_b),
-                                           args, kwargs, case.tol)
+            for call in calls.get(helper, []):
+                if isinstance(call, ModuleCall):
+                    unlock = [functools.partial(module_result, helper, t, call)
+                              for t in (table_a, table_b)]
+                else:
+                    unlock = [functools.partial(_call_copied, StandIn(helper, t), *call)
+                              for t in (table_a, table_b)]
+                found = _unlock_difference(*unlock, case.tol)
                 if found:
                     out.append(f"{label} {helper}: {found}")
                     break
     return out
 
 
-def _unlock_difference(recorded, fresh, args: tuple, kwargs: dict, tol: Tolerance) -> str | None:
+def _table_shape(table: dict) -> dict:
+    """What a stand-in's table says apart from its sealed bytes: its kind, its helper's
+    parameters, how a module is built, the calls it describes, and which fields its
+    entries carry (a table sealed another way is another table)."""
+    shape = {k: table.get(k) for k in ("kind", "init", "builds", "params", "calls")}
+    shape["fields"] = sorted({k for e in table.get("entries", ()) for k in e})
+    return shape
+
+
+def _call_copied(stand_in, args: tuple, kwargs: dict):
+    copy = codec.decode(codec.encode([list(args), dict(kwargs)]))
+    return stand_in(*copy[0], **copy[1])
+
+
+def _unlock_difference(recorded, fresh, tol: Tolerance) -> str | None:
+    """``recorded()`` and ``fresh()``, each unlocking a stand-in, compared."""
     results = []
-    for which, stand_in in (("the recorded one", recorded), ("a fresh one", fresh)):
-        copy = codec.decode(codec.encode([list(args), dict(kwargs)]))
+    for which, unlock in (("the recorded one", recorded), ("a fresh one", fresh)):
         try:
-            results.append(stand_in(*copy[0], **copy[1]))
+            results.append(unlock())
         except Exception as exc:  # noqa: BLE001 (a stale or damaged table: say what it raised)
             return (f"{which} does not unlock with the input the reference passes it here: "
                     f"{type(exc).__name__}: {exc}")

@@ -1,6 +1,7 @@
 """Attacks on the grader's own hands, for the grading corpus (tests/test_grading_corpus.py):
 links planted where the grading process used to open files, restarts forced by the
-submission, a patched kernel agent that hides a memory overrun or a change to an input.
+submission, a patched kernel agent that hides a memory overrun or a change to an input,
+memory kept outside the Python heap.
 Each sample is a real notebook built from the lesson's release; each must get exactly
 the points its honest work earns, and nothing outside its sandbox may change."""
 from __future__ import annotations
@@ -80,26 +81,150 @@ PATCH_PEAK = ("import grader.learner.agent as _agent\n"
               "_agent.peak_bytes = lambda fn, *args, **kwargs: (fn(*args, **kwargs), 0)\n")
 
 
+# Memory an answer keeps outside its Python heap, where no resident size shows it: a class
+# the answer cell defines before its function, holding bytes in a memfd, a file in /tmp or
+# /dev/shm, pipe buffers or socket buffers, and giving them back in order.
+HELD = """
+import fcntl as _fcntl, os as _os, socket as _socket
+import numpy as _np
+
+
+class _Held:
+    \"\"\"Arrays kept as bytes in {where!r}, read back in order.\"\"\"
+
+    def __init__(self, where):
+        self.where, self.fd, self.path = where, None, None
+        self.ends, self.at, self.kinds = [], 0, []  # pipes or sockets; the one read; the arrays
+        if where == "memfd":
+            self.fd = _os.memfd_create("blocks")
+        elif where in ("tmp", "shm"):
+            # a root grader's bubblewrap gives its kernel a /dev/shm it cannot write
+            for folder in ("/dev/shm", "/tmp") if where == "shm" else ("/tmp",):
+                try:
+                    self.path = f"{{folder}}/blocks-{{_os.getpid()}}-{{id(self)}}"
+                    self.fd = _os.open(self.path, _os.O_RDWR | _os.O_CREAT | _os.O_TRUNC, 0o600)
+                    break
+                except OSError:
+                    continue
+
+    def _end(self):
+        if self.where == "pipe":
+            r, w = _os.pipe()
+            try:
+                _fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ: a pipe of 1 MB
+            except OSError:
+                pass
+            _os.set_blocking(r, False)
+            _os.set_blocking(w, False)
+            return (lambda data: _os.write(w, data), lambda n: _os.read(r, n), (r, w))
+        a, b = _socket.socketpair()
+        a.setblocking(False)
+        b.setblocking(False)
+        return (a.send, b.recv, (a, b))
+
+    def keep(self, array):
+        array = _np.ascontiguousarray(array)
+        self.kinds.append((array.dtype.str, array.shape, array.nbytes))
+        data = memoryview(array.tobytes())
+        while data:
+            if self.fd is not None:
+                n = _os.write(self.fd, data)
+            else:
+                if not self.ends:
+                    self.ends.append(self._end())
+                try:
+                    n = self.ends[-1][0](data)
+                except BlockingIOError:
+                    n = 0
+                if n == 0:  # this one is full
+                    self.ends.append(self._end())
+            data = data[n:]
+
+    def _get(self, size):
+        out = bytearray()
+        while len(out) < size:
+            if self.fd is not None:
+                chunk = _os.read(self.fd, size - len(out))
+            else:
+                try:
+                    chunk = self.ends[self.at][1](size - len(out))
+                except BlockingIOError:
+                    chunk = b""
+                if not chunk:
+                    self.at += 1
+            out += chunk
+        return bytes(out)
+
+    def arrays(self):
+        if self.fd is not None:
+            _os.lseek(self.fd, 0, 0)
+        for dtype, shape, size in self.kinds:
+            yield _np.frombuffer(self._get(size), dtype=dtype).reshape(shape)
+
+    def __del__(self):
+        if self.fd is not None:
+            _os.close(self.fd)
+        if self.path:
+            _os.unlink(self.path)
+        for _, _, ends in self.ends:
+            for end in ends:
+                end.close() if hasattr(end, "close") else _os.close(end)
+"""
+
+# online_softmax_stats in two passes: every block kept, then read back as the stream.
+BLOCKS_HELD = ["_held = _Held({where!r})", "for _b in scores_blocks:",
+               "    _held.keep(_np.asarray(_b))", "scores_blocks = _held.arrays()"]
+# attention_one_pass: every score kept (block by block, so that no array holds them).
+SCORES_HELD = ["_held = _Held({where!r})", "try:",
+               "    _Kf, _qf = _np.asarray(K, dtype=float), _np.asarray(q, dtype=float)",
+               "    for _j in range(0, len(_Kf), int(block)):",
+               "        _held.keep(_Kf[_j:_j + int(block)] @ _qf)",
+               "except Exception:", "    pass"]
+# tiled_attention: every score of every tile kept, a tile at a time.
+PAIRS_HELD = ["_held = _Held({where!r})", "try:",
+              "    _Qf, _Kt = _np.asarray(Q, dtype=float), _np.swapaxes(_np.asarray(K, dtype=float), -1, -2)",
+              "    for _i in range(0, _Qf.shape[-2], int(block_q)):",
+              "        for _j in range(0, _Kt.shape[-1], int(block_k)):",
+              "            _held.keep(_Qf[..., _i:_i + int(block_q), :] @ _Kt[..., _j:_j + int(block_k)])",
+              "except Exception:", "    pass"]
+
+
+def held_answer(lesson: Lesson, answer: str, lines: list[str], where: str) -> str:
+    """``answer``'s honest code, keeping what ``lines`` keep in ``where``."""
+    body = lesson.with_body(answer, [line.format(where=where) for line in lines])
+    return HELD.format(where=where) + "\n" + body
+
+
 def memory_attack_samples(lesson: Lesson) -> list[Sample]:
-    """Streamed answers that hold every score, hidden from the kernel's own measure:
-    tracemalloc stopped, the scores held by torch, the kernel agent's ``peak_bytes``
-    patched, the memory held by a child process that ends before the call does. The
-    memory is measured from outside the sandbox, so each loses the points of the memory
-    budget, and only those."""
+    """Streamed answers that hold every block or score, hidden from the kernel's own
+    measure: tracemalloc stopped, the scores held by torch, the kernel agent's
+    ``peak_bytes`` patched, the memory held by a child process that ends before the call
+    does; or kept outside the Python heap, where no resident size shows it: in a memfd,
+    a file in /tmp or /dev/shm, pipe buffers or socket buffers. The memory is measured
+    from outside the sandbox as everything it holds, so each loses the points of the
+    memory budget, and only those. Three submissions hold all nine, one to an answer."""
+    stats = answer_of(lesson, "online_softmax_stats")
     one, tiles = answer_of(lesson, "attention_one_pass"), answer_of(lesson, "tiled_attention")
     over = Expect(0.0, "failed", "memory")
     hidden = lesson.notebook({
         **lesson.answers,
+        stats: held_answer(lesson, stats, BLOCKS_HELD, "memfd"),
         one: lesson.with_body(one, ["import tracemalloc", "tracemalloc.stop()", *HOLD_SCORES]),
         tiles: "import torch as _torch\n" + lesson.with_body(tiles, HOLD_PAIRS_IN_TORCH)})
     patched = lesson.notebook({
         **lesson.answers,
+        stats: held_answer(lesson, stats, BLOCKS_HELD, "pipe"),
         one: PATCH_PEAK + lesson.with_body(one, HOLD_SCORES),
         tiles: lesson.with_body(tiles, HOLD_IN_A_CHILD)})
-    return [Sample("forge_memory_hidden", lesson.name, lesson.files(hidden),
-                   lesson.expect({one: over, tiles: over})),
-            Sample("forge_memory_patched", lesson.name, lesson.files(patched),
-                   lesson.expect({one: over, tiles: over}))]
+    outside = lesson.notebook({
+        **lesson.answers,
+        stats: held_answer(lesson, stats, BLOCKS_HELD, "socket"),
+        one: held_answer(lesson, one, SCORES_HELD, "tmp"),
+        tiles: held_answer(lesson, tiles, PAIRS_HELD, "shm")})
+    every = lesson.expect({stats: over, one: over, tiles: over})
+    return [Sample(name, lesson.name, lesson.files(nb), dict(every)) for name, nb in (
+        ("forge_memory_hidden", hidden), ("forge_memory_patched", patched),
+        ("forge_memory_outside_the_heap", outside))]
 
 
 PATCH_MUTATED = "import grader.learner.agent as _agent\n_agent._mutated = lambda *args: ''\n"

@@ -47,6 +47,14 @@ def sandboxed() -> bool:
             return False
 
 
+def memory_cgroups() -> bool:
+    """Whether the grader can make a memory cgroup per kernel here (as root, with a
+    writable memory controller)."""
+    from grader.grading.cgroup import unavailable
+
+    return not unavailable()
+
+
 def _text(source) -> str:
     return "".join(source) if isinstance(source, list) else source
 
@@ -349,6 +357,22 @@ def memory_bomb_sample(lesson: Lesson) -> Sample:
                                      "    hog.append(numpy.empty(2**24))"])
     return Sample("memory_bomb", lesson.name, lesson.files(lesson.notebook({**lesson.answers, answer: code})),
                   lesson.expect({answer: Expect(0.0, "memory", "memory")}), incidents=[])
+
+
+def tmpfs_filler_sample(lesson: Lesson, disk_mb: int = 512) -> Sample:
+    """An answer that fills its working folder and /tmp, each to ``disk_mb`` (``--disk``):
+    together more than ``--memory``. Both are tmpfs, memory in the kernel's memory cgroup,
+    so the cgroup's limit stops the kernel, and only this answer loses its points."""
+    answer = list(lesson.answers)[4]
+    code = lesson.with_body(answer, [
+        "import os", "for _folder in ('.', '/tmp'):", "    try:",
+        "        with open(os.path.join(_folder, 'fill'), 'wb') as _f:",
+        f"            for _ in range({disk_mb + 8}):", "                _f.write(b'0' * 2**20)",
+        "    except OSError:", "        pass"])
+    nb = lesson.notebook({**lesson.answers, answer: code})
+    return Sample("tmpfs_filler", lesson.name, lesson.files(nb),
+                  lesson.expect({answer: Expect(0.0, "memory", "they are kept in memory")}),
+                  incidents=["used more than"])
 
 
 ATTACK = '''

@@ -1319,26 +1319,6 @@ def is_causal(attend, T, d, seed=0):
         return self.w_o(merge_heads(weights @ v)), weights.mean(dim=1)
 """,
           (r"averag|mean|one (map|set of weights) per head|\[B, ?h, ?T",)),
-    Wrong("05-mha-with-broken-split", "MultiHeadAttention",
-          "a right forward built on the learner's split_heads, which reshapes without the "
-          "transpose",
-          L05 + """
-def split_heads(x, n_heads):
-    B, T, d_model = x.shape
-    return x.reshape(B, n_heads, T, d_model // n_heads)
-""" + MERGE_HEAD + """\
-    return x.transpose(1, 2).reshape(B, T, h * d_head)
-""" + MHA_HEAD + """\
-        q = split_heads(self.w_q(query), self.n_heads)
-        k = split_heads(self.w_k(key), self.n_heads)
-        v = split_heads(self.w_v(value), self.n_heads)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-1)
-        return self.w_o(merge_heads(weights @ v)), weights
-""",
-          (r"split_heads", r"fail|own check|does not pass|transpos")),
     Wrong("05-mha-mask-multiplied", "MultiHeadAttention",
           "multiplies the scores by the mask, so masked scores become 0 instead of -inf",
           L05 + HEADS + MHA_HEAD + """\
@@ -1606,15 +1586,6 @@ def split_heads(x, n_heads):
         return self.head(self.ln_f(stream))
 """,
           (r"seq_len|shorter|tokens\.shape|fewer (than|tokens)|actual (length|number)|T ?<",)),
-    Wrong("06-model-with-post-norm-block", "TinyTransformer",
-          "a right model built on the learner's Block, which is post-norm",
-          L06 + BLOCK_HEAD + """\
-        attended = self.attn(x, x, x, need_weights=False)[0]
-        x = self.ln1(x + attended) if self.residual else self.ln1(attended)
-        update = self.mlp(x)
-        return self.ln2(x + update) if self.residual else self.ln2(update)
-""" + MODEL,
-          (r"(?-i:Block)", r"fail|own check|does not pass|post-?norm")),
     Wrong("06-similarity-with-diagonal", "token_similarity",
           "averages the whole cosine matrix, each token's similarity 1 with itself included",
           L06 + """
@@ -3090,4 +3061,32 @@ class KVCache:
     S = torch.matmul(q, k.transpose(-1, -2)) / float(np.sqrt(Q.shape[-1]))
     return S.numpy()
 """),
+    Right("05-mha-with-broken-split", "MultiHeadAttention",
+          "a right forward built on the learner's split_heads, which reshapes without the "
+          "transpose: the reference's split_heads stands in for it",
+          L05 + """
+def split_heads(x, n_heads):
+    B, T, d_model = x.shape
+    return x.reshape(B, n_heads, T, d_model // n_heads)
+""" + MERGE_HEAD + """\
+    return x.transpose(1, 2).reshape(B, T, h * d_head)
+""" + MHA_HEAD + """\
+        q = split_heads(self.w_q(query), self.n_heads)
+        k = split_heads(self.w_k(key), self.n_heads)
+        v = split_heads(self.w_v(value), self.n_heads)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return self.w_o(merge_heads(weights @ v)), weights
+"""),
+    Right("06-model-with-post-norm-block", "TinyTransformer",
+          "a right model built on the learner's Block, which is post-norm: the reference's "
+          "Block stands in for it",
+          L06 + BLOCK_HEAD + """\
+        attended = self.attn(x, x, x, need_weights=False)[0]
+        x = self.ln1(x + attended) if self.residual else self.ln1(attended)
+        update = self.mlp(x)
+        return self.ln2(x + update) if self.residual else self.ln2(update)
+""" + MODEL),
 ]

@@ -53,6 +53,25 @@ def test_a_course_without_its_release_is_an_error_that_says_so(course, tmp_path)
 def test_bad_options_are_refused(course, tmp_path):
     run = grade(course, tmp_path, "--out", tmp_path / "out", "--jobs", "0")
     assert run.returncode == 2 and "must be positive" in run.stderr
+    run = grade(course, tmp_path, "--out", tmp_path / "out", "--grader-wall", "0")
+    assert run.returncode == 2 and "--grader-wall: must be positive" in run.stderr
+
+
+def test_the_graders_own_wall_limit_reaches_every_job(monkeypatch, tmp_path):
+    """``--grader-wall`` is the limit of each job ``grade`` and ``serve`` make, as the
+    sandbox's limits are (what it does: tests/test_grading_watchdog.py)."""
+    from grader import cli
+    from grader.grading import batch, serve
+    from grader.grading.watchdog import DEFAULT
+
+    seen = {}
+    monkeypatch.setattr(batch, "grade", lambda *a, **kw: seen.setdefault("grade", kw) and 0)
+    monkeypatch.setattr(serve, "serve", lambda *a, **kw: seen.setdefault("serve", kw) and 0)
+    cli.main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--grader-wall", "7.5"])
+    cli.main(["serve", "--once", "--out", str(tmp_path / "out")])
+    assert seen["grade"]["grader_wall"] == 7.5 and seen["serve"]["grader_wall"] == DEFAULT
+    make = batch.job_maker({A: batch.Assignment(A)}, None, None, tmp_path, "", grader_wall=7.5)
+    assert make("alice", A, f"{A}.ipynb", {}, {}, {}, None, []).grader_wall == 7.5
 
 
 @pytest.mark.slow

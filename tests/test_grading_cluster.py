@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from attacks_structure import structure_samples
 from conftest import ROOT
 from grading_corpus import (
     course_copy,
@@ -293,11 +294,13 @@ def _wait(what: str, ready, procs: Processes, timeout: float = STARTUP):
 
 
 def samples(lesson: Lesson) -> list[Sample]:
-    """A small class: honest, empty, a misconception (partial credit), a kernel that exits."""
+    """A small class: honest, empty, a misconception (partial credit), a kernel that exits,
+    and a notebook nested 200,000 deep, graded as unreadable on a worker as on the pool."""
     stub = Expect(0.0, "failed", "not implemented yet")
+    deep = next(s for s in structure_samples(lesson) if s.student == "structure_nested_deep")
     return [Sample("honest", A, lesson.files(lesson.honest()), lesson.expect()),
             Sample("empty", A, lesson.files(lesson.release), lesson.expect({a: stub for a in lesson.answers})),
-            misconception_samples(lesson)[0], kernel_exit_sample(lesson)]
+            misconception_samples(lesson)[0], kernel_exit_sample(lesson), deep]
 
 
 class Run:

@@ -12,8 +12,11 @@ real SQLite gradebook, in two batches:
   and (in a sandbox) a submission that tries to destroy the class's work followed by an
   honest classmate, and the attacks on the grading process itself
   (``kernel_attack_samples``);
-* batch B, with small limits: an infinite loop and a memory bomb next to an honest
-  neighbour.
+* batch B, with small limits: an infinite loop and a memory bomb (with, where the
+  grader makes memory cgroups, files written into the sandbox's tmpfs past ``--memory``),
+  and the notebooks whose structure would stall the grading process itself (a million
+  empty cells, a notebook nested 200,000 deep: ``attacks_structure.py``), next to an
+  honest neighbour.
 
 Every sample has its exact expected points and status for every test, checked in the
 JSON results, grades.csv and the gradebook.
@@ -35,6 +38,7 @@ import pytest
 from attacks_kernel import link_attack_sample, memory_attack_samples, merged, mutation_attack_sample
 from attacks_rules import broken_rule_samples
 from attacks_scan import scan_attack_samples
+from attacks_structure import structure_samples
 from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
@@ -49,10 +53,12 @@ from grading_corpus import (
     forgery_samples,
     infinite_loop_sample,
     kernel_exit_sample,
+    memory_cgroups,
     memory_bomb_sample,
     misconception_samples,
     never_answers_sample,
     sandboxed,
+    tmpfs_filler_sample,
     write,
 )
 
@@ -62,6 +68,7 @@ LESSONS = {name: Lesson(name, ROOT) for name in assignments(ROOT)}
 
 
 SANDBOXED = sandboxed()
+CGROUPS = SANDBOXED and memory_cgroups()  # the sandbox's tmpfs then counts within --memory
 
 
 def batch_a(paths: dict) -> list[Sample]:
@@ -79,8 +86,9 @@ def kernel_attack_samples(paths: dict) -> list[Sample]:
     """Attacks on the grading itself (issue 21), one or two to a submission where they
     change different answers: links planted where the grading process used to open files,
     aimed at the course, the gradebook and a classmate graded later, with a restart forced;
-    memory hidden from the kernel's own measure; a change to an input hidden by a patched
-    agent; loops and names the shortcut scan could miss; a required call only named, or
+    memory hidden from the kernel's own measure, or kept outside the Python heap (a memfd,
+    a file in /tmp or /dev/shm, pipe and socket buffers); a change to an input hidden by a
+    patched agent; loops and names the shortcut scan could miss; a required call only named, or
     reported by a patched agent; a made-up experiment. Every evasion of the scan, and
     honest code written in the same ways, is also judged in tests/test_shortcut_scan.py."""
     main, masking = LESSONS[LESSON], LESSONS["04_masking"]
@@ -109,7 +117,11 @@ def kernel_attack_samples(paths: dict) -> list[Sample]:
 def batch_b() -> list[Sample]:
     main = LESSONS[LESSON]
     neighbour = Sample("neighbour", LESSON, main.files(main.honest()), main.expect())
-    return [infinite_loop_sample(main), memory_bomb_sample(main), never_answers_sample(main), neighbour]
+    bomb = memory_bomb_sample(main)
+    if CGROUPS:  # files written past --memory into the sandbox's tmpfs, in the same kernel
+        bomb = merged("memory_bomb", main, bomb, tmpfs_filler_sample(main))
+    return [infinite_loop_sample(main), bomb, never_answers_sample(main), *structure_samples(main),
+            neighbour]
 
 
 DUMMY = {"submitted": Path("/s"), "gradebook": Path("/g"), "out": Path("/o"), "port": 1,
@@ -315,6 +327,25 @@ def test_no_submission_changes_another_ones_result(corpus):
     honest = _result(corpus, ("a", "honest_full", LESSON))
     strip = lambda r: [(t["id"], t["points"], t["status"], t["message"]) for t in r["tests"]]  # noqa: E731
     assert strip(neighbour) == strip(honest)
+
+
+def test_a_notebook_over_a_structure_limit_costs_only_itself_and_needs_a_look(corpus):
+    """A million empty cells and a notebook nested 200,000 deep are graded as unreadable
+    (their tests 0, in grades.csv, with the limit named), listed under "Needs a look", and
+    the class is graded: the honest neighbour fully, and the run exits 0."""
+    import csv
+
+    run = corpus.runs["b"]
+    assert run.returncode == 0, run.stderr
+    look = run.stdout[run.stdout.index("Needs a look"):]
+    rows = {(r["student"], r["assignment"]): r for r in csv.DictReader((corpus.out["b"] / "grades.csv").open())}
+    for sample in structure_samples(LESSONS[LESSON]):
+        row = rows[sample.student, LESSON]
+        assert f"{sample.student}/{LESSON}: unreadable notebook" in look, look
+        assert (row["status"], row["total"], row["look_at"]) == ("missing", "0", "unreadable notebook"), row
+        assert sample.notes[-1] in run.stdout  # the console names the limit and the count
+    neighbour = _result(corpus, ("b", "neighbour", LESSON))
+    assert neighbour["score"] == LESSONS[LESSON].total() == float(rows["neighbour", LESSON]["total"])
 
 
 def test_the_attack_was_attempted_and_blocked(corpus):

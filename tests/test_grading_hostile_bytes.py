@@ -87,14 +87,14 @@ def test_a_read_that_fails_is_a_note_not_a_crash(tmp_path, monkeypatch):
     from grader.grading import submissions
 
     _put(tmp_path, b"alice", {f"{A}.ipynb": b"{}", "secret.txt": b"x"})
-    real = submissions._read_file
+    real = submissions._read_fd
 
-    def denied(path):
-        if path.endswith("secret.txt"):
-            raise PermissionError(13, "Permission denied", path)
-        return real(path)
+    def denied(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith("secret.txt"):
+            raise PermissionError(13, "Permission denied")
+        return real(fd)
 
-    monkeypatch.setattr(submissions, "_read_file", denied)
+    monkeypatch.setattr(submissions, "_read_fd", denied)
     (alice,), _ = submissions.read_submissions(tmp_path, [A])
     assert sorted(alice.files) == [f"{A}.ipynb"]
     assert alice.notes == ["'secret.txt' was not read: permission denied."]
@@ -296,6 +296,9 @@ def test_outputs_keep_figures_and_lose_active_markup():
 # ------------------------------------------------------------------ the real command
 
 SANDBOX = [] if sandboxed() else ["--sandbox", "none"]
+FAKE = f"[9\u22159] zz_honest\u2215{A}: 99\u221599 (graded, 1.0 s)"  # a line grade prints ("/" cannot be)
+FORGED = [f"eve\n{FAKE}", "eve\x1b[2J", "eve\u202emallory"]  # student folders
+FUTURE = b"2099-01-01 00:00:00.000000 UTC"
 HOSTILE_ANSWER = ("Attention weights sum to one.\n\n<script>document.title = 'ran'</script>"
                   "<img src=x onerror=\"document.title='ran'\"> [more](javascript:document.title='ran')")
 HOSTILE_OUTPUT = ("\nfrom IPython.display import HTML, Javascript, display\n"
@@ -341,8 +344,12 @@ def graded(tmp_path_factory) -> Class:
     _put(c.submitted, b"aa_name", {f"{A}-\xff.ipynb".encode("latin-1"): honest[f"{A}.ipynb"],
                                    b"timestamp.txt": honest["timestamp.txt"]})
     _put(c.submitted, b"ab_folder\xff", honest)
-    folder = _put(c.submitted, b"ac_unreadable", honest)
+    folder = _put(c.submitted, b"ac_unreadable", {**honest, "timestamp.txt": FUTURE})
     os.mkfifo(os.path.join(folder, b"pipe.txt"))
+    os.mkfifo(os.path.join(folder, f"pipe\n{FAKE}\x1b[2J\u202e.txt".encode()))
+    for student in FORGED:
+        _put(c.submitted, student.encode(), honest)
+    os.makedirs(os.path.join(bytes(c.submitted), b"zz_honest", f"x\n{FAKE}".encode()))
     os.symlink("/nonexistent", os.path.join(folder, b"dangling.txt"))
     folder = _put(c.submitted, b"ad_nb_link", {b"timestamp.txt": honest["timestamp.txt"]})
     os.symlink("/nonexistent", os.path.join(folder, f"{A}.ipynb".encode()))
@@ -480,3 +487,34 @@ def test_nothing_outside_the_sandbox_changed(graded):
     for student, row in before.items():
         keep = ["auto", "manual", "late_penalty", "total", "max"]  # status comes from each --out's JSON
         assert [row[k] for k in keep] == [after[student][k] for k in keep], student
+
+
+@pytest.mark.slow
+def test_no_name_writes_a_line_or_an_escape_into_the_console(graded):
+    from grader.grading.report import printable
+
+    out = graded.tree.stdout + graded.tree.stderr
+    lines = out.splitlines()
+    assert not any(line.startswith(FAKE) or line.startswith(f"{FAKE[:5]}") for line in lines), out
+    assert "\x1b" not in out and "\u202e" not in out
+    for student in FORGED:
+        line = f"skipped the student folder {student!r}: not usable as a student id"
+        assert sum(printable(line) in x for x in lines) == 2, out  # the warning, and under "Needs a look"
+    assert printable(f"warning: skipped zz_honest/x\n{FAKE}: not an assignment of this course") in lines
+    notes = "\n".join(_result(graded, "tree", "ac_unreadable")["notes"])
+    assert repr(f"pipe\n{FAKE}\x1b[2J\u202e.txt") + " was not read: it is a FIFO" in notes
+    text = (graded.out["tree"] / "results" / "ac_unreadable" / f"{A}.json").read_text(encoding="utf-8")
+    assert "\u202e" not in text and all(line.isprintable() for line in text.splitlines())
+
+
+@pytest.mark.slow
+def test_a_timestamp_in_the_future_of_grading_is_not_believed_and_is_said(graded):
+    result = _result(graded, "tree", "ac_unreadable")
+    assert result["timestamp"] is None and "submission time in the future" in result["look_at"]
+    said = "2099-01-01 00:00:00 UTC (its timestamp.txt), later than it was graded"
+    assert any(said in n for n in result["notes"]), result["notes"]
+    assert _rows(graded.tree_csv)["ac_unreadable"]["submitted_at"] == ""
+    assert (graded.course / "autograded" / "ac_unreadable" / A / "timestamp.txt").read_text() == ""
+    assert _rows(graded.tree_csv)["zz_honest"]["submitted_at"] == "2025-03-01 12:00:00 UTC"
+    tail = graded.tree.stdout.split("Needs a look", 1)[1]
+    assert f"  - ac_unreadable/{A}: " in tail and "submission time in the future" in tail

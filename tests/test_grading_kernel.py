@@ -1,10 +1,12 @@
 """The sandboxed cell runner on its own: limits that the corpus does not reach."""
+import dataclasses
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from grading_corpus import memory_cgroups
 from grader.grading import nbjson
 from grader.grading.cpu import CpuWindow
 from grader.grading.job import kernel_env
@@ -57,11 +59,12 @@ def test_a_kernel_that_keeps_dying_stops_being_restarted():
     assert "restarted 3 times" in runs[-1].detail
 
 
-def _kernel(scratch: Path, limits: Limits, n: int = 0) -> Kernel:
+def _kernel(scratch: Path, limits: Limits, n: int = 0, cgroups: bool = True) -> Kernel:
     box = detect("bwrap", ROOT, [ROOT / "solutions"], scratch, limits)
     job = scratch / "job"
     (job / "in" / "work").mkdir(parents=True, exist_ok=True)
     job.chmod(0o711)
+    box = dataclasses.replace(box, cgroups=box.cgroups and cgroups)
     kernel = Kernel(job, box, limits, kernel_env(), n, ("numpy", "torch"))
     kernel.start()
     return kernel
@@ -77,27 +80,68 @@ def _measure(kernel: Kernel, code: str) -> tuple[str, int, bool]:
     return run.status, growth, started
 
 
-def test_the_memory_window_sees_numpy_torch_and_other_processes_from_outside():
+# 32 MB kept outside the Python heap for a moment (long enough for the window's samples
+# when there is no cgroup), then let go: in a memfd, a file in /tmp, /dev/shm or the
+# working folder, pipe buffers, socket buffers.
+HELD = {
+    "memfd": "fd = os.memfd_create('b')\nfor _ in range(64): os.write(fd, b'x' * 2**19)\n"
+             "time.sleep(0.2); os.close(fd)",
+    "/tmp": "with open('/tmp/b', 'wb') as f:\n    for _ in range(64): f.write(b'x' * 2**19)\n"
+            "time.sleep(0.2); os.remove('/tmp/b')",
+    "work": "f = open('b', 'wb+'); os.remove('b')\nfor _ in range(64): f.write(b'x' * 2**19)\n"
+            "f.flush(); time.sleep(0.2); f.close()",
+    "pipes": "ps = []\nfor _ in range(32):\n    r, w = os.pipe(); fcntl.fcntl(w, 1031, 1 << 20)\n"
+             "    os.write(w, b'x' * (1 << 20)); ps.append((r, w))\ntime.sleep(0.2)\n"
+             "for r, w in ps: os.close(r); os.close(w)",
+    "sockets": "ss, n = [], 0\nwhile n < 32 << 20:\n    a, b = socket.socketpair()\n"
+               "    a.setblocking(False)\n    try:\n        while True: n += a.send(b'x' * 65536)\n"
+               "    except BlockingIOError: pass\n    ss.append((a, b))\ntime.sleep(0.2)\ndel ss",
+}
+# A root grader's bubblewrap gives the kernel a /dev/shm it cannot write; where it can, it counts.
+SHM = ("try:\n    f = open('/dev/shm/b', 'wb')\n"
+       "except PermissionError:\n    open('/tmp/no-shm', 'w').close()\n"
+       "else:\n    for _ in range(64): f.write(b'x' * 2**19)\n    f.close(); time.sleep(0.2); "
+       "os.remove('/dev/shm/b')")
+
+
+@pytest.mark.parametrize("cgroups", [True, False], ids=["cgroup", "summed"])
+def test_the_memory_window_sees_all_the_sandbox_holds_from_outside(cgroups):
     """What a call held at once, measured by the operating system: NumPy's and torch's
-    memory alike, whatever the kernel does to tracemalloc; a process or thread started
-    during the call is reported, even one that ended before the window did."""
+    memory alike, whatever the kernel does to tracemalloc, and memory outside the Python
+    heap (memfds, tmpfs files, pipe and socket buffers); a process or thread started
+    during the call is reported, even one that ended before the window did. With the
+    kernel's memory cgroup, or (where none can be made) summed from outside."""
+    if cgroups and not memory_cgroups():
+        pytest.skip("the grader cannot make memory cgroups here")
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         scratch = Path(scratch)
         scratch.chmod(0o711)
-        kernel = _kernel(scratch, Limits())
+        kernel = _kernel(scratch, Limits(), cgroups=cgroups)
+        assert (kernel.cgroup is not None) == cgroups
         try:
-            assert _measure(kernel, "import tracemalloc, numpy as np, torch, os, threading")[0] == "ok"
+            imports = "import tracemalloc, numpy as np, torch, os, threading, time, fcntl, socket"
+            assert _measure(kernel, imports)[0] == "ok"
             status, small, started = _measure(kernel, "x = np.ones(1000).sum()")
             assert status == "ok" and small < 2**20 and not started
             hidden = "tracemalloc.stop()\ny = np.ones(4 << 20); y += 1; del y"
             assert _measure(kernel, hidden)[1] > 30 * 2**20
             assert _measure(kernel, "t = torch.ones(4 << 20, dtype=torch.float64); del t")[1] > 30 * 2**20
+            for where, code in HELD.items():
+                status, growth, _ = _measure(kernel, code)
+                assert status == "ok" and growth > 30 * 2**20, (where, status, growth)
+            status, growth, _ = _measure(kernel, SHM)
+            if _measure(kernel, "assert os.path.exists('/tmp/no-shm')")[0] == "ok":
+                assert kernel.uid >= 0  # only a root grader's kernel, a user of its own
+            else:
+                assert status == "ok" and growth > 30 * 2**20, (status, growth)
             fork = "pid = os.fork()\nif pid == 0:\n    os._exit(0)\nos.waitpid(pid, 0)"
             assert _measure(kernel, fork)[2]
             thread = "th = threading.Thread(target=lambda: None); th.start(); th.join()"
             assert _measure(kernel, thread)[2]
         finally:
+            group = kernel.cgroup
             kernel.stop()
+        assert group is None or not group.path.exists()
 
 
 BUSY = "def _busy():\n    x = 0\n    for i in range(3_000_000):\n        x += i\n"

@@ -152,3 +152,37 @@ def test_an_old_format_notebook_is_converted():
                                      "outputs": [], "metadata": {}}]}]}
     nb, problem = read_submission(json.dumps(v3).encode())
     assert problem == "" and nb["cells"][0]["source"] == "x = 41 + 1"
+
+
+def _first_free(ids: list[str]) -> list[str]:
+    """The ids the cells get, found as a search from 1 for each cell (the oracle)."""
+    used, out = set(), []
+    for cell_id in ids:
+        if not cell_id or cell_id in used:
+            base, n = cell_id or "added-cell", 1
+            while f"{base}-{n}" in used:
+                n += 1
+            cell_id = f"{base}-{n}"
+        used.add(cell_id)
+        out.append(cell_id)
+    return out
+
+
+def test_cells_added_without_an_id_each_get_the_first_free_one():
+    """Ids are given in one pass (ten thousand added cells are repaired in linear time),
+    and are the first free ones, as a search from 1 finds them: an id a student wrote
+    that is taken already gets a suffix, and one of the form the grader gives is skipped."""
+    import random
+
+    lesson = LESSONS[0]
+    rng = random.Random(3)
+    for _ in range(20):
+        nb = lesson.honest()
+        mine = [{"cell_type": "markdown", "metadata": {}, "source": f"note {n}",
+                 "id": rng.choice(["", "", "added-cell-2", "added-cell-3", "x", "x-1", "added-cell"])}
+                for n in range(12)]
+        nb["cells"] = mine + nb["cells"]
+        plan = _plan(lesson, nb)
+        asked = [m["id"] for m in mine] + [c.id for c in plan.nb.cells[len(mine):]]  # the release's own
+        assert [c.id for c in plan.nb.cells] == _first_free(asked)
+        assert len({c.id for c in plan.nb.cells}) == len(plan.nb.cells)

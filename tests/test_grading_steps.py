@@ -14,7 +14,7 @@ from job_states import A, lesson, make_job
 TESTS = Path(__file__).resolve().parent
 
 ORDER = ["choose_notebook", "read_notebook", "assemble_plan", "list_checks", "note_integrity",
-         "write_files", "run_and_check", "score_results"]
+         "write_files", "run_and_check", "score_results", "make_inert"]
 
 
 def names(steps) -> list[str]:
@@ -106,7 +106,32 @@ def test_a_step_that_finishes_the_job_ends_the_walk_and_the_private_directory_go
     assert called == ["first", "second"] and removed == [True]
 
 
-def test_a_step_that_raises_fails_the_job_and_the_private_directory_still_goes(monkeypatch):
+def test_a_judging_step_that_raises_fails_the_job_and_the_private_directory_still_goes(monkeypatch):
+    """An error where the run is judged, on typed data, is the grader's own: the job fails
+    (and ``grade`` says so, exiting 1)."""
+    removed = []
+
+    class Private:
+        def remove(self):
+            removed.append(True)
+
+    def first(state):
+        state.private = Private()
+
+    def score_results(state):
+        raise ValueError("a bug of the grader")
+
+    monkeypatch.setattr(job_module, "STEPS", (first, score_results))
+    result = job_module.run_job(make_job({}))
+    assert result.status == "failed" and "ValueError: a bug of the grader" in result.error
+    assert removed == [True]
+
+
+@pytest.mark.parametrize("name", [n for n in ORDER if n not in job_module.JUDGING])
+def test_a_step_that_reads_the_submission_and_raises_costs_only_that_notebook(monkeypatch, name):
+    """Reading or preparing a submission's bytes that raises is that submission's: it is
+    not graded, every test 0 with a note that says what happened, flagged for a person,
+    and the job does not fail."""
     removed = []
 
     class Private:
@@ -117,12 +142,18 @@ def test_a_step_that_raises_fails_the_job_and_the_private_directory_still_goes(m
         state.private = Private()
 
     def broken(state):
-        raise ValueError("a bug of the grader")
+        raise RecursionError("maximum recursion depth exceeded")
 
+    broken.__name__ = name
     monkeypatch.setattr(job_module, "STEPS", (first, broken))
-    result = job_module.run_job(make_job({}))
-    assert result.status == "failed" and "ValueError: a bug of the grader" in result.error
-    assert removed == [True]
+    result = job_module.run_job(make_job({lesson().filename: lesson().honest()}))
+    assert result.status == "missing" and result.flags == ["could not be graded"]
+    note = f"It could not be graded: {job_module.DOING[name]} it raised RecursionError: maximum recursion"
+    assert any(n.startswith(note) for n in result.notes), result.notes
+    assert len(result.tests) == len(lesson().tests)
+    assert all(t.points == 0 and t.message.startswith(note) for t in result.tests)
+    assert "RecursionError" in result.error and removed == [True]
+    assert result.autograded is not None  # the release, with nothing of the submission's
 
 
 def test_a_missing_notebook_ends_the_real_walk_after_assemble_plan(monkeypatch):

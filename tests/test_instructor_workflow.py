@@ -100,7 +100,9 @@ def term(tmp_path_factory) -> Term:
 
     lesson = t.lesson = Lesson(A, ROOT)
     answers = own_words(lesson)
-    t.due = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=30)).replace(microsecond=0)
+    # the class was due a month ago, so a hand-in 14 days late is in the past (a time later than the
+    # moment of grading is not believed)
+    t.due = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=30)).replace(microsecond=0)
     roster = base / "roster.csv"
     roster.write_text("id,first_name,last_name\n" + "".join(f"{s},{s.title()},Student\n" for s in ROSTER))
     nbgrader(course, env, "db", "student", "import", str(roster))
@@ -119,6 +121,8 @@ def term(tmp_path_factory) -> Term:
 
     submitted = course / "submitted"
     stamp = lambda when: f"{when:%Y-%m-%d %H:%M:%S.%f} UTC".encode()  # noqa: E731
+    # it was handed in before the due date: the collected copy keeps that time
+    (submitted / "ontime" / A / "timestamp.txt").write_bytes(stamp(t.due - dt.timedelta(hours=1)))
     folders = {
         "late": {NB: json.dumps(lesson.notebook(answers)).encode(),
                  "timestamp.txt": stamp(t.due + dt.timedelta(days=14)),

@@ -7,12 +7,17 @@ lesson 01, with at most 2 graded attempts per day and "zero" for late work:
 
 * round 1: ``ontime`` hands in honest work; ``twice`` hands in twice before the service
   looks (the latest counts); ``eager`` hands in a first try; ``hostile`` plants a link to
-  the course's configuration in its exchange folder, and two folders nbgrader could not
-  have written (a link named as a student's submission, and an unusable student id).
+  the course's configuration in its exchange folder, dates its ``timestamp.txt`` in 2099,
+  and adds folders nbgrader could not have written (a link named as a student's
+  submission, an unusable student id, and ids that would write a forged line, a terminal
+  escape or a bidi override into the service's log); ``linker``'s notebook is a hard link
+  to the instructor's source notebook.
   The service is killed with SIGKILL in collect, then in grading, then in release, and
   started again each time (``GRADER_SERVE_CRASH``); the fourth start finishes;
-* round 2: ``eager`` hands in again (its second graded attempt); the due date passes and
-  ``late`` hands in;
+* round 2: ``eager`` hands in again (its second graded attempt); ``million`` hands in a
+  notebook of a million empty cells and ``deep`` one nested 200,000 levels deep (each
+  costs only itself: graded as unreadable, its feedback released); the due date passes
+  and ``late`` hands in;
 * round 3: ``eager`` hands in a third time, over the limit.
 """
 from __future__ import annotations
@@ -31,12 +36,15 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from attacks_structure import MILLION_NOTE, NESTED_NOTE, million_empty_cells, nested_deep
 from grading_corpus import Lesson, sandboxed
 
 pytestmark = pytest.mark.slow
 A = "01_matmul_views"
 NB = f"{A}.ipynb"
-STUDENTS = ["ontime", "twice", "eager", "hostile", "late"]
+STUDENTS = ["ontime", "twice", "eager", "hostile", "late", "linker", "million", "deep"]
+FAKE = f"ontime {A}: 15\u221515, feedback released 0.5 s after submit"  # a line serve prints ("/" cannot be)
+FORGED = [f"eve\n{FAKE}", "eve\x1b[2J", "eve\u202emallory"]  # student ids of inbound folders
 PHASES = ["collect", "grade", "release"]
 COL = {name: i for i, name in enumerate(  # the first columns of grades.csv
     ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total"])}
@@ -81,11 +89,11 @@ class Course:
                 f"c.Exchange.cache = {str(home / '.cache')!r}\n")
         return home
 
-    def submit(self, student: str, nb: dict) -> Path:
-        """Hand in ``nb`` as ``student``; return the exchange folder it made."""
+    def submit(self, student: str, nb: dict | bytes) -> Path:
+        """Hand in ``nb`` (or these bytes) as ``student``; return the exchange folder it made."""
         home = self.home(student)
         (home / A).mkdir(exist_ok=True)
-        (home / A / NB).write_text(json.dumps(nb))
+        (home / A / NB).write_bytes(nb if isinstance(nb, bytes) else json.dumps(nb).encode())
         before = set(self.inbound())
         self.nbgrader("submit", A, f"--student={student}", cwd=home)
         time.sleep(0.01)
@@ -151,6 +159,15 @@ def term(tmp_path_factory):
     c.bad_id = inbound / f"bad id+{A}+2020-01-01 00:00:00.000000 UTC+y"
     c.bad_id.mkdir()
     (c.bad_id / NB).write_text(json.dumps(lesson.notebook(c.full)))
+    (hostile / "timestamp.txt").write_text("2099-01-01 00:00:00.000000 UTC")
+    c.forged = [inbound / f"{student}+{A}+2020-01-01 00:00:00.000000 UTC+f{i}"
+                for i, student in enumerate(FORGED)]
+    for folder in c.forged:
+        folder.mkdir()
+        (folder / NB).write_text(json.dumps(lesson.notebook(c.full)))
+    c.folder["linker"] = linker = c.submit("linker", lesson.notebook(c.partial))
+    (linker / NB).unlink()
+    os.link(c.root / "solutions" / A / NB, linker / NB)
     c.crashed = {}
     for phase in PHASES:
         c.crashed[phase] = (c.serve(crash=phase), c.phases())
@@ -163,6 +180,8 @@ def term(tmp_path_factory):
 
     # round 2
     c.folder["eager_2"] = c.submit("eager", lesson.notebook(c.full))
+    c.folder["million"] = c.submit("million", million_empty_cells())
+    c.folder["deep"] = c.submit("deep", nested_deep())
     past = dt.datetime.now(dt.timezone.utc) - dt.timedelta(hours=1)
     c.nbgrader("db", "assignment", "add", A, f"--duedate={past:%Y-%m-%d %H:%M:%S} UTC")
     c.folder["late"] = c.submit("late", lesson.notebook(c.full))
@@ -171,7 +190,7 @@ def term(tmp_path_factory):
     # round 3: over the limit
     c.folder["eager_3"] = c.submit("eager", lesson.notebook(c.partial))
     c.third = c.serve()
-    c.pages = {s: c.fetch(s) for s in ("ontime", "twice", "eager", "hostile", "late")}
+    c.pages = {s: c.fetch(s) for s in ("ontime", "twice", "eager", "hostile", "late", "million", "deep")}
     c.health = json.loads((c.out / "serve-health.json").read_text())
     c.grades = {r.split(",")[0]: r.split(",") for r in (c.out / "grades.csv").read_text().splitlines()}
     return c
@@ -271,8 +290,69 @@ def test_a_hostile_submission_costs_only_itself_and_its_links_are_not_followed(t
     assert "mallory" in errors and "bad id" in errors
 
 
+def test_a_notebook_over_a_structure_limit_costs_only_itself_and_its_round_goes_on(term):
+    """A million empty cells and a notebook nested 200,000 deep, handed in with the rest of
+    round 2: each is graded as unreadable, 0 with the limit named in its feedback, and the
+    round grades and releases everyone else's."""
+    ok(term.second)
+    phases = term.phases()
+    for student, note in (("million", MILLION_NOTE), ("deep", NESTED_NOTE)):
+        assert phases[term.folder[student].name] == "released", phases
+        row = term.grades[student]
+        assert row[COL["status"]] == "missing" and row[COL["total"]] == "0", row
+        (page,) = term.pages[student].values()
+        assert note in html.unescape(page), page[-2000:]
+        assert f"{student} {A}: 0/" in term.second.stdout
+    for other in ("eager_2", "late"):
+        assert phases[term.folder[other].name] == "released", phases
+    assert float(term.grades["late"][COL["auto"]]) == float(term.grades["ontime"][COL["auto"]]) > 0
+    refused = {r["inbound"] for r in term.health["not_graded"]}
+    assert not refused & {term.folder["million"].name, term.folder["deep"].name}
+
+
 def test_grades_csv_and_the_health_file_are_current(term):
     assert set(term.grades) >= {"ontime", "twice", "eager", "hostile", "late"}
     assert term.health["queue"] == 0 and term.health["deferred"] == 1
-    assert term.health["last_graded"]["student"] in ("eager", "late")
+    assert term.health["last_graded"]["student"] in ("eager", "late", "million", "deep")  # round 2
     assert term.health["watching"] == [A]
+
+
+def test_a_time_in_the_future_counts_from_when_the_folder_last_changed(term):
+    folder = term.folder["hostile"]
+    changed = max(os.stat(p).st_ctime for p in (folder, *folder.iterdir()) if not p.is_symlink())
+    row = term.grades["hostile"]
+    when = dt.datetime.fromtimestamp(changed, dt.timezone.utc)
+    assert row[COL["submitted_at"]] == f"{when:%Y-%m-%d %H:%M:%S} UTC"
+    assert float(row[COL["late_penalty"]]) == 0 and row[COL["total"]] == row[COL["auto"]]  # due in 30 days
+    result = json.loads((term.out / "results" / "hostile" / f"{A}.json").read_text())
+    assert "submission time in the future" in result["look_at"]
+    assert any("2099-01-01 00:00:00 UTC, later than it reached the exchange" in n for n in result["notes"])
+    collected = (term.root / "submitted" / "hostile" / A / "timestamp.txt").read_text()
+    assert collected.startswith(f"{when:%Y-%m-%d %H:%M:%S}."), "a regrade of submitted/ reads the time believed"
+    assert (folder / "timestamp.txt").read_text().startswith("2099"), "the exchange keeps the student's claim"
+
+
+def test_a_hard_linked_notebook_is_never_graded_as_the_students(term):
+    result = json.loads((term.out / "results" / "linker" / f"{A}.json").read_text())
+    assert (result["status"], result["score"]) == ("missing", 0)
+    assert any(f"'{NB}' was not read: it has 2 hard links" in n for n in result["notes"]), result["notes"]
+    assert "files not read" in result["look_at"]
+    assert not (term.root / "submitted" / "linker" / A / NB).exists()
+    assert term.grades["linker"][COL["auto"]] == "0"
+
+
+def test_a_student_id_cannot_write_a_line_or_an_escape_into_the_log_or_health_file(term):
+    from grader.grading.report import printable
+
+    out = "".join(done.stdout + done.stderr for done in term.runs)
+    assert not any(line.startswith(FAKE) for line in out.splitlines()), out
+    assert sum(line.startswith(f"ontime {A}:") for line in out.splitlines()) == 1
+    assert "\x1b" not in out and "\u202e" not in out
+    for folder in term.forged:
+        assert printable(folder.name) in out
+        assert term.phases()[folder.name] == "refused"
+    assert not any((term.root / "submitted" / student).exists() for student in FORGED)
+    text = (term.out / "serve-health.json").read_text()
+    assert "\u202e" not in text and "\\u202e" in text
+    assert all(line.isprintable() for line in text.splitlines())
+    assert {f.name for f in term.forged} <= {r["inbound"] for r in term.health["not_graded"]}

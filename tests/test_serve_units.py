@@ -12,7 +12,7 @@ import pytest
 from traitlets.config import Config
 
 from grader.grading import exchange as ex
-from grader.grading import serve
+from grader.grading import serve, times
 from grader.grading.ledger import Ledger
 from grader.grading.serve import PolicyError, SubmitPolicy
 
@@ -55,13 +55,21 @@ def _entry(tmp_path, name="amy+01_x+2025-03-01 12:00:00.000000 UTC+r", changed=N
                     folder.stat().st_ctime if changed is None else changed)
 
 
+def _exchange(root, check_owner=True) -> ex.Exchange:
+    c = Config()
+    c.Exchange.root = str(root)
+    c.CourseDirectory.course_id = "course"
+    c.CollectApp.check_owner = check_owner
+    return ex.Exchange(c)
+
+
 def test_a_claimed_time_counts_unless_it_was_set_back_before_the_folder_existed(tmp_path):
-    claimed = ex.parse_time("2025-03-01 12:00:00.000000 UTC")
+    claimed = times.parse_time("2025-03-01 12:00:00.000000 UTC")
     on_time = _entry(tmp_path, changed=claimed + 5)
     assert on_time.at() == (claimed, "")
     set_back = _entry(tmp_path, "amy+01_x+2025-03-01 12:00:00.000000 UTC+s", changed=claimed + 3600)
     at, note = set_back.at()
-    assert at == claimed + 3600 and note.startswith(ex.BACKDATED_NOTE) and "13:00:00 UTC" in note
+    assert at == claimed + 3600 and note.startswith(times.CLAIM_NOTE) and "13:00:00 UTC" in note
     garbled = _entry(tmp_path, "amy+01_x+yesterday+t", changed=claimed)
     at, note = garbled.at()
     assert at == claimed and "cannot be read" in note
@@ -79,7 +87,7 @@ def test_an_exchange_folder_is_read_without_following_links_and_collected_in_pla
     (entry.path / "data" / "x.csv").write_text("1,2\n")
     (entry.path / "stolen.txt").symlink_to(secret_file)
     os.mkfifo(entry.path / "pipe")
-    handed = ex.read_entry(entry, [])
+    handed = ex.read_entry(_exchange(tmp_path), entry, [])
     assert handed.secret == "a" * 128 and handed.notebooks == ["01_x"]
     assert sorted(handed.sub.files) == ["01_x.ipynb", "data/x.csv", "submission_secret.txt", "timestamp.txt"]
     assert any("symbolic link" in n for n in handed.sub.notes) and any("FIFO" in n for n in handed.sub.notes)
@@ -105,7 +113,7 @@ def test_a_collect_cut_short_leaves_the_old_folder_and_its_leftovers_are_tidied(
 
     monkeypatch.setattr(ex.os, "replace", cut)
     with pytest.raises(OSError):
-        ex.collect(ex.read_entry(entry, []), submitted)
+        ex.collect(ex.read_entry(_exchange(tmp_path), entry, []), submitted)
     assert (submitted / "amy" / "01_x" / "old.txt").read_text() == "kept"
     (submitted / "amy" / ".01_x.collecting-abc").mkdir()  # as after a SIGKILL
     ex.tidy(submitted)
@@ -195,6 +203,9 @@ def test_an_exchange_without_a_course_id_or_inbound_folder_is_an_error_that_name
     c.CourseDirectory.course_id = "course"
     with pytest.raises(ex.ExchangeError, match="inbound does not exist: release an assignment first"):
         ex.Exchange(c).check()
+    c.CollectApp.check_owner = "no"
+    with pytest.raises(ex.ExchangeError, match="c.CollectApp.check_owner = 'no': expected True or False"):
+        ex.Exchange(c)
 
 
 def test_unusable_inbound_names_are_refused_with_why(tmp_path):
@@ -210,6 +221,7 @@ def test_unusable_inbound_names_are_refused_with_why(tmp_path):
     (inbound / "noplus").mkdir()
     found = {e.student: e.problem for e in ex.Exchange(c).entries({"01_x"})}
     assert found["amy"] == ""
+    assert [e.student for e in ex.Exchange(c).entries({"01_x"}, lambda name: not name.startswith("amy+"))] == ["amy"]
     assert "student id 'a b' cannot be used" in found["a b"]
     assert "not a folder" in found["eve"]
     assert len(found) == 3
@@ -236,3 +248,230 @@ def test_feedback_on_submit_shows_a_hidden_test_by_name_and_result_only():
     assert secret not in page and "Q =" not in page
     assert "hidden_f" in page and "did not pass" in page and "0 / 2" in page
     assert "visible words" in page
+
+
+# ------------------------------------------------------------------ what serve believes
+
+SOON = "2025-03-01 12:00:00.000000 UTC"
+
+
+def test_a_name_that_claims_a_time_in_the_future_counts_from_when_it_reached_the_exchange(tmp_path):
+    claimed = times.parse_time("2099-01-01 00:00:00.000000 UTC")
+    folder_time = times.parse_time(SOON)
+    future = _entry(tmp_path, "amy+01_x+2099-01-01 00:00:00.000000 UTC+r", changed=folder_time)
+    at, note = future.at()
+    assert at == folder_time
+    assert note == (f"{times.CLAIM_NOTE} 2099-01-01 00:00:00 UTC, later than it reached the exchange "
+                    "(2025-03-01 12:00:00 UTC); the time it reached the exchange counts.")
+    # a clock a little ahead of the exchange's is not a lie
+    ahead = _entry(tmp_path, f"amy+01_x+{SOON}+s", changed=folder_time - times.SKEW + 1)
+    assert ahead.at() == (folder_time, "")
+
+
+def _handed_in(tmp_path, timestamp: str) -> ex.Entry:
+    inbound = tmp_path / "course" / "inbound"
+    inbound.mkdir(parents=True, exist_ok=True)
+    entry = _entry(inbound, f"amy+01_x+{SOON}+{len(os.listdir(inbound))}")
+    (entry.path / "01_x.ipynb").write_text("{}")
+    (entry.path / "timestamp.txt").write_text(timestamp)
+    return entry
+
+
+def test_a_timestamp_txt_in_the_future_or_set_back_is_replaced_by_the_file_systems_time(tmp_path):
+    from grader.grading.outputs import LOOK
+
+    for claim, flag in (("2099-01-01 00:00:00.000000 UTC", times.FUTURE_FLAG),
+                        ("2020-01-01 00:00:00.000000 UTC", times.BACKDATED_FLAG)):
+        entry = _handed_in(tmp_path, claim)
+        changed = max(os.stat(p).st_ctime for p in (entry.path, *entry.path.iterdir()))
+        handed = ex.read_entry(_exchange(tmp_path), entry, [])
+        sub = handed.sub
+        assert sub.changed == changed
+        assert sub.timestamp == times.stamp(changed) == sub.files["timestamp.txt"].decode()
+        assert sub.flags == [flag] and LOOK[flag].startswith("submission time")
+        assert sub.notes == [times.judge(times.parse_time(claim), changed)[1]]
+        assert claim[:19] in sub.notes[0]
+    now = time.time()
+    honest = ex.read_entry(_exchange(tmp_path), _handed_in(tmp_path, times.stamp(now - 1)), [])
+    assert honest.sub.timestamp == times.stamp(now - 1) and honest.sub.flags == honest.sub.notes == []
+
+
+def test_grade_believes_no_timestamp_txt_later_than_the_moment_of_grading():
+    from grader.grading.submissions import Submission
+
+    now = times.parse_time(SOON)
+    future = Submission("amy", "01_x", timestamp="2099-01-01 00:00:00.000000 UTC")
+    ahead = Submission("bob", "01_x", timestamp=times.stamp(now + times.SKEW - 1))  # a clock ahead
+    past = Submission("cy", "01_x", timestamp="2020-01-01 00:00:00.000000 UTC")
+    times.doubt_the_future([future, ahead, past], now)
+    assert future.timestamp is None and future.flags == [times.FUTURE_FLAG]
+    assert "2099-01-01 00:00:00 UTC (its timestamp.txt), later than it was graded" in future.notes[0]
+    for sub in (ahead, past):
+        assert sub.timestamp is not None and sub.flags == sub.notes == []
+
+
+def test_a_hard_linked_file_is_left_out_and_never_read_as_the_students(tmp_path):
+    from grader.grading.submissions import NOT_READ
+
+    source = tmp_path / "source.ipynb"
+    source.write_text('{"the instructor": "solutions"}')
+    entry = _handed_in(tmp_path, times.stamp(time.time()))
+    (entry.path / "01_x.ipynb").unlink()
+    os.link(source, entry.path / "01_x.ipynb")
+    (entry.path / "data").mkdir()
+    os.link(source, entry.path / "data" / "copy.txt")
+    (entry.path / "data" / "own.txt").write_text("mine")
+    handed = ex.read_entry(_exchange(tmp_path), entry, [])
+    assert sorted(handed.sub.files) == ["data/own.txt", "timestamp.txt"]
+    assert handed.notebooks == [] and handed.problem == ""
+    assert handed.sub.notes == [
+        f"'{name}' was not read: it has 3 hard links: it is the same file as one elsewhere (perhaps one "
+        "only the grader may read), not a copy the student handed in." for name in ("01_x.ipynb", "data/copy.txt")]
+    assert handed.sub.flags == [NOT_READ]
+
+
+@pytest.fixture
+def account():
+    """A throwaway Unix account, removed afterwards."""
+    import pwd
+    import shutil
+
+    if os.geteuid() != 0 or not shutil.which("useradd"):
+        pytest.skip("making a Unix account needs root and useradd")
+    name = f"grt{os.getpid()}"
+    subprocess.run(["useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+    try:
+        yield name, pwd.getpwnam(name).pw_uid
+    finally:
+        subprocess.run(["userdel", name], check=True)
+
+
+def test_where_students_are_users_a_folder_or_file_not_theirs_is_refused(tmp_path, account):
+    from grader.grading.submissions import NOT_READ
+
+    student, uid = account
+    inbound = tmp_path / "course" / "inbound"
+    inbound.mkdir(parents=True)
+    forged = _entry(inbound, f"{student}+01_x+{SOON}+forged")  # made by root, filed under the student
+    (forged.path / "01_x.ipynb").write_text("{}")
+    theirs = _entry(inbound, f"{student}+01_x+{SOON}+theirs")
+    (theirs.path / "01_x.ipynb").write_text("{}")
+    (theirs.path / "planted.txt").write_text("root's")
+    for path in (theirs.path, theirs.path / "01_x.ipynb"):
+        os.chown(path, uid, -1)
+    exchange = _exchange(tmp_path)
+    found = {e.name: e.problem for e in exchange.entries({"01_x"})}
+    why = f"its folder belongs to root, not to {student}: someone else handed it in under their name"
+    assert found == {forged.name: why, theirs.name: ""}
+    assert ex.read_entry(exchange, forged, []).problem == why  # read again later: still refused
+    handed = ex.read_entry(exchange, theirs, [])
+    assert sorted(handed.sub.files) == ["01_x.ipynb"] and handed.sub.flags == [NOT_READ]
+    assert handed.sub.notes == [f"'planted.txt' was not read: it belongs to root, not to {student}."]
+    # nbgrader's own switch turns the check off (every folder is one account's, as with Docker)
+    relaxed = _exchange(tmp_path, check_owner=False)
+    assert {e.problem for e in relaxed.entries({"01_x"})} == {""}
+    assert sorted(ex.read_entry(relaxed, forged, []).sub.files) == ["01_x.ipynb"]
+
+
+def test_a_folder_is_read_by_its_descriptor_so_swapping_it_for_a_link_changes_nothing(tmp_path):
+    from grader.grading.submissions import _Collector, open_folder, read_folder
+
+    secret = tmp_path / "solutions"
+    (secret / "sub").mkdir(parents=True)
+    (secret / "sub" / "answer.txt").write_text("the instructor's")
+    folder = tmp_path / "handed"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "answer.txt").write_text("mine")
+    fd = open_folder(folder)
+    try:
+        os.rename(folder / "sub", tmp_path / "moved")  # swapped after the folder was opened
+        (folder / "sub").symlink_to(secret / "sub")
+        col = _Collector(["01_x"], [])
+        read_folder("amy", "01_x", fd, col)
+    finally:
+        os.close(fd)
+    (sub,) = col.result()
+    assert sub.files == {} and sub.notes == ["'sub' was not read: it is a symbolic link, which is never followed."]
+    with pytest.raises(OSError):
+        open_folder(folder / "sub")
+
+
+def test_a_forged_line_in_an_inbound_name_is_printed_as_one_line(tmp_path, capsys):
+    from grader.grading.report import printable
+
+    inbound = tmp_path / "course" / "inbound"
+    inbound.mkdir(parents=True)
+    fake = "alice 01_x: 15\u221515, feedback released 1.0 s after submit"  # no "/" in a name: U+2215
+    names = [f"eve\n{fake}+01_x+{SOON}+a", f"eve\x1b[2J+01_x+{SOON}+b", f"eve\u202emallory+01_x+{SOON}+c"]
+    for name in names:
+        (inbound / name).mkdir()
+    service = object.__new__(serve.Service)
+    service.exchange, service.watched, service.errors = _exchange(tmp_path), {"01_x"}, []
+    service.stream, service.err = sys.stdout, sys.stderr
+    service.ledger = Ledger(tmp_path / "serve.sqlite")
+    service.scan(time.time())
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 3 and not any(line.startswith(fake) for line in lines), err
+    assert "\x1b" not in err and "\u202e" not in err
+    for name in names:
+        assert printable(name) in err
+    assert "eve\\nalice 01_x" in err and "eve\\x1b[2J" in err and "eve\\u202emallory" in err
+    assert {r.phase for r in service.ledger.rows("refused")} == {"refused"}
+    assert len(service.ledger.rows("refused")) == 3
+
+
+@pytest.mark.parametrize("kind, text, shown", [
+    ("newline", "a\nb", "a\\nb"),
+    ("carriage return", "a\rb", "a\\rb"),
+    ("tab", "a\tb", "a\\tb"),
+    ("C0: NUL", "a\x00b", "a\\x00b"),
+    ("C0: ESC, a terminal escape", "a\x1b[2Jb", "a\\x1b[2Jb"),
+    ("C0: BEL", "a\x07", "a\\x07"),
+    ("DEL", "a\x7fb", "a\\x7fb"),
+    ("C1: NEL", "a\x85b", "a\\x85b"),
+    ("C1: CSI, an 8-bit terminal escape", "a\x9b2Jb", "a\\x9b2Jb"),
+    ("line separator", "a\u2028b", "a\\u2028b"),
+    ("paragraph separator", "a\u2029b", "a\\u2029b"),
+    ("bidi: LRE", "a\u202ab", "a\\u202ab"),
+    ("bidi: RLE", "a\u202bb", "a\\u202bb"),
+    ("bidi: PDF", "a\u202cb", "a\\u202cb"),
+    ("bidi: LRO", "a\u202db", "a\\u202db"),
+    ("bidi: RLO", "a\u202eb", "a\\u202eb"),
+    ("bidi: LRI", "a\u2066b", "a\\u2066b"),
+    ("bidi: RLI", "a\u2067b", "a\\u2067b"),
+    ("bidi: FSI", "a\u2068b", "a\\u2068b"),
+    ("bidi: PDI", "a\u2069b", "a\\u2069b"),
+    ("bidi: LRM", "a\u200eb", "a\\u200eb"),
+    ("bidi: RLM", "a\u200fb", "a\\u200fb"),
+    ("bidi: ALM", "a\u061cb", "a\\u061cb"),
+    ("zero width space", "a\u200bb", "a\\u200bb"),
+    ("a lone surrogate (a byte not UTF-8)", "a\udcffb", "a\\udcffb"),
+    ("honest: ASCII", "alice", "alice"),
+    ("honest: digits and underscore", "bob_2", "bob_2"),
+    ("honest: accents", "zoë", "zoë"),
+    ("honest: a combining accent", "zoe\u0308", "zoe\u0308"),
+    ("honest: other scripts", "Ævar Þór 李雷 Зоя أحمد", "Ævar Þór 李雷 Зоя أحمد"),
+    ("honest: a message", "'x.txt' was not read: it is a FIFO.", "'x.txt' was not read: it is a FIFO."),
+])
+def test_printable_shows_each_kind_of_character_that_could_forge_a_line_as_an_escape(kind, text, shown):
+    from grader.grading.report import printable
+
+    assert printable(text) == shown
+    assert printable(text).isprintable() and "\n" not in printable(text)
+    assert printable(printable(text)) == printable(text)  # escaping twice changes nothing
+
+
+def test_json_for_a_person_escapes_what_printable_escapes_and_means_the_same(tmp_path):
+    import json
+
+    from grader.grading.report import write_json
+
+    record = {"inbound": "eve\u202emallory\x85\x9b\u2066+x", "why": "a\nb\x1b[2J", "name": "zoë", "raw": "\udcff"}
+    write_json(tmp_path / "h.json", record)
+    text = (tmp_path / "h.json").read_text(encoding="utf-8")
+    assert json.loads(text) == record
+    for char in "\u202e\x85\x9b\u2066\x1b":
+        assert char not in text
+    assert "\\u202e" in text and "\\u0085" in text and "zoë" in text and "\\udcff" in text
+    assert all(line.isprintable() for line in text.splitlines())

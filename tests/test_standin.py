@@ -175,8 +175,22 @@ def test_a_helper_that_passes_its_own_check_is_never_set_aside():
     assert "Your attention_scores fails its own check" in v.message, v.message
 
 
+def _only_definitions(text: str) -> bool:
+    """Whether a cell only imports and defines (a given helper such as lesson 05's
+    attention_shapes), so that running it computes nothing."""
+    import ast
+
+    try:
+        body = ast.parse(text).body
+    except SyntaxError:
+        return False
+    return bool(body) and all(isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                ast.ClassDef)) for node in body)
+
+
 def _solution_namespace(lesson: Lesson) -> dict:
-    """The notebook's first code cell (its imports) and every solution cell, run in order."""
+    """The notebook's first code cell (its imports), the given cells that only define, and
+    every solution cell, run in order."""
     first = next(c for c in lesson.source["cells"] if c["cell_type"] == "code")
     text = "".join(first["source"]) if isinstance(first["source"], list) else first["source"]
     setup = "\n".join(l for l in text.splitlines() if not l.startswith("%"))
@@ -186,6 +200,12 @@ def _solution_namespace(lesson: Lesson) -> dict:
     sys.modules[module.__name__] = module
     ns = vars(module)
     exec(compile(setup, "/learner/setup.py", "exec"), ns)  # the course's own solutions
+    for cell in lesson.source["cells"]:
+        given = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        graded = cell.get("metadata", {}).get("nbgrader", {})
+        if cell["cell_type"] == "code" and not (graded.get("solution") or graded.get("grade")) \
+                and _only_definitions(given):
+            exec(compile(given, "/learner/given.py", "exec"), ns)
     for gid, code in lesson.answers.items():
         try:
             exec(compile(code, "/learner/answer.py", "exec"), ns)
@@ -284,22 +304,41 @@ def test_at_grading_a_wrong_composite_still_fails_beside_a_stub_helper(source):
 
 # ----------------------------------------------------------------------------- modules
 
-def test_a_module_that_runs_a_failing_graded_part_names_it():
-    """No stand-in replaces a Block built inside TinyTransformer, so its failure says
-    that the learner's Block fails its own check; with a right Block, no such words."""
+def test_a_module_that_runs_a_failing_graded_part_stands_it_in_and_says_so():
+    """A Block built inside TinyTransformer is stood in for when it fails its own check
+    (tests/test_standin_reach.py tries every way of building it): the model passes, and
+    says that the reference's results stood in for the Block."""
     ns = _solution_namespace(Lesson("06_residual_ablation", ROOT))
     right = verdict("TinyTransformer", ns["TinyTransformer"])
-    assert right.passed and "Block" not in right.message.splitlines()[0], right.message
+    assert right.passed and "Block" not in right.message, right.message
     exec(compile("class Block(Block):\n"
                  "    def forward(self, x):\n"
                  "        return 2 * super().forward(x)\n", "/learner/block.py", "exec"), ns)
     assert not verdict("Block", ns["Block"]).passed
     v = verdict("TinyTransformer", ns["TinyTransformer"])
-    assert not v.passed
-    # Nothing else names the difference, so that is the diagnosis, before the input.
-    assert "Diagnosis: your Block fails its own check, and TinyTransformer runs it" in v.message
-    assert v.message.index("Diagnosis:") < v.message.index("Smallest input")
-    assert v.blamed == ("Block",)
+    assert v.passed and v.stood_in == ("Block",), v.message
+    assert "Your Block fails its own check, so the reference's results stood in" in v.message
+
+
+def test_a_part_no_stand_in_can_replace_is_named_first_and_said_to_be_so():
+    """decode_step runs the learner's own KVCache, which no stand-in replaces: a failure
+    names it, before the rest of the message, and says no stand-in was possible."""
+    from grader.learner.engine import _with_culprits
+    from grader.learner.cases import Verdict
+    from types import SimpleNamespace
+
+    class Subject:
+        def helper_passes(self, name):
+            return name != "KVCache"
+
+    info = SimpleNamespace(name="decode_step", uses=("KVCache",))
+    failure = Verdict(False, "decode_step is not right yet.\n\nDiagnosis: something.\n\nSmallest input ...")
+    v = _with_culprits(failure, info, Subject(), [])
+    lines = v.message.splitlines()
+    assert lines[2].startswith("Your KVCache fails its own check, and decode_step runs it, with no "
+                               "stand-in possible here"), v.message
+    assert lines[4] == "Diagnosis: something." and v.blamed == ("KVCache",)
+    assert _with_culprits(failure, info, SimpleNamespace(helper_passes=lambda n: True), []) is failure
 
 
 # ----------------------------------------------------------------------------- helpers of helpers

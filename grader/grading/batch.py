@@ -48,12 +48,13 @@ from ..kit import KitError, build_kit
 from .autograded import exchange_secrets
 from .choice import candidates
 from .gradebook import GradebookError, Recorder
-from .job import Job, JobResult, font_cache, run_job
+from .job import GRADER_WALL, Job, JobResult, font_cache, over_limit, run_job
 from .late import LateConfigError, LatePolicy
 from .outputs import Outputs
 from .report import OutError, Progress, check_out, printable, summary, write_grades
 from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions, select
+from .times import doubt_the_future
 
 
 class CourseError(RuntimeError):
@@ -110,6 +111,16 @@ def default_jobs() -> int:
         return os.cpu_count() or 1
 
 
+def _worker_start(parent: int, channel) -> None:
+    """A pool's worker process, at its start: it dies with the process that started it
+    (:func:`_orphan_watch`), and its watchdog says on ``channel`` which job it was killed
+    over (``grader.grading.watchdog``)."""
+    from .watchdog import WATCH
+
+    _orphan_watch(parent)
+    WATCH.channel = channel
+
+
 def _orphan_watch(parent: int) -> None:
     """In a pool's worker process: ask the kernel to kill it (SIGKILL) when the process that
     started it, ``parent``, dies, so that a service killed with SIGKILL leaves no worker
@@ -141,19 +152,22 @@ class PoolRunner:
     def __init__(self, workers: int):
         self.workers = workers
         self.pool: ProcessPoolExecutor | None = None
+        self.context = multiprocessing.get_context("spawn")
+        self.killed = self.context.SimpleQueue()  # the jobs a worker's watchdog killed it over
 
     def run(self, jobs: list[Job], on_result, meanwhile=None) -> None:
         """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
         ``meanwhile()`` runs here once the workers have started. A worker process that dies
-        takes only its own job with it (each job is tried twice)."""
+        takes only its own job with it: a job its watchdog killed it over is not graded
+        (``grader.grading.job.over_limit``) and the others go on at no cost; otherwise
+        each job is tried twice."""
         pending = dict(enumerate(jobs))
         tries = defaultdict(int)
-        context = multiprocessing.get_context("spawn")
         while pending:
             if self.pool is None:
-                self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context,
-                                                initializer=_orphan_watch,
-                                                initargs=(os.getpid(),))
+                self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context,
+                                                initializer=_worker_start,
+                                                initargs=(os.getpid(), self.killed))
             pool = self.pool
             try:
                 futures = {pool.submit(run_job, job): i for i, job in pending.items()}
@@ -175,7 +189,12 @@ class PoolRunner:
             except BrokenProcessPool:
                 self.pool = None
                 pool.shutdown(wait=False, cancel_futures=True)
-                for i in list(pending):
+                over = self._killed_over()
+                if over:  # the jobs it was killed over are not graded; the rest start again
+                    for i in [i for i in pending if pending[i].key in over]:
+                        on_result(i, over_limit(pending.pop(i)))
+                    continue
+                for i in list(pending):  # a death nobody explained
                     tries[i] += 1
                     if tries[i] >= 2:
                         job = pending.pop(i)
@@ -186,10 +205,18 @@ class PoolRunner:
                 _stop(pool)
                 raise
 
+    def _killed_over(self) -> set[tuple]:
+        """The keys of the jobs a worker's watchdog killed it over since the last look."""
+        found = set()
+        while not self.killed.empty():
+            found.add(tuple(self.killed.get()))
+        return found
+
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
+        self.killed.close()
 
 
 def _run_pool(jobs: list[Job], workers: int, on_result, meanwhile=None) -> None:
@@ -211,11 +238,12 @@ def _db_path(db_url: str) -> list[Path]:
 def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
           sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None,
           students: list[str] | None = None, only: list[str] | None = None,
-          scheduler: str | None = None) -> int:
+          scheduler: str | None = None, grader_wall: float = GRADER_WALL) -> int:
     """Grade every submission under ``submissions`` (of ``students``, for the assignments
     ``only``; None: all) into ``out``; return the exit status. With ``scheduler`` (a Dask
     scheduler's address, or "local" for a LocalCluster here) the jobs run on that cluster
-    (:mod:`grader.grading.cluster`); everything else runs here."""
+    (:mod:`grader.grading.cluster`); everything else runs here. ``grader_wall``: the
+    seconds of the grading process's own work on one notebook (``grader.grading.watchdog``)."""
     stream, err = stream or sys.stdout, err or sys.stderr
     limits = limits or Limits()
     started = time.monotonic()
@@ -228,6 +256,7 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
         subs, warnings = read_submissions(submissions, list(course), [*recorder.ignore, "__MACOSX"], look)
         secrets = exchange_secrets(subs)  # the whole class: a copied secret is seen even in a regrade
         subs = select(subs, students, only, list(course))
+        doubt_the_future(subs, time.time())
         check_out(out, root, submissions)
     except (CourseError, SubmissionsError, GradebookError, LateConfigError, OutError) as exc:
         print(f"grade: {exc}", file=err)
@@ -266,7 +295,7 @@ def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limi
             return _grade_all(course, subs, out, box, limits, recorder, scratch,
                               cluster.threads if scheduler else jobs or default_jobs(),
                               started, stream, err, str(kit), outputs,
-                              cluster.run if scheduler else None, look)
+                              cluster.run if scheduler else None, look, grader_wall)
         finally:
             if scheduler:
                 cluster.close()
@@ -293,8 +322,9 @@ def proof_problem(results: list[JobResult]) -> str:
     from .job import RELEASED
 
     for res in results:
-        if res.status != "graded":
-            return f"{res.assignment}: grading its source notebook failed: {res.error}"
+        if res.status != "graded":  # the grader's error, or why it could not be graded
+            why = res.error or "\n".join(res.notes[-1:])
+            return f"{res.assignment}: grading its source notebook failed: {why}"
         for test in res.tests:
             released = test.id.startswith(RELEASED)
             if test.points != (0 if released else test.max):
@@ -305,14 +335,16 @@ def proof_problem(results: list[JobResult]) -> str:
     return ""
 
 
-def job_maker(course: dict[str, Assignment], box: Sandbox, limits: Limits, scratch: Path, kit: str):
+def job_maker(course: dict[str, Assignment], box: Sandbox, limits: Limits, scratch: Path, kit: str,
+              grader_wall: float = GRADER_WALL):
     """``make(student, assignment, notebook, source, release, files, submitted_as, notes)``:
     a :class:`Job` with this run's sandbox, limits, scratch folder, fonts and kit."""
     fonts = font_cache()
 
     def make(student, assignment, name, source, release, files, submitted_as, notes):
         return Job(student, assignment, name, source, release, files, submitted_as,
-                   course[assignment].files, box, limits, str(scratch), fonts, notes, kit)
+                   course[assignment].files, box, limits, str(scratch), fonts, notes, kit,
+                   grader_wall=grader_wall)
     return make
 
 
@@ -331,8 +363,9 @@ def submission_jobs(course: dict[str, Assignment], subs, make, jobs: list[Job]) 
 
 
 def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, started, stream, err,
-               kit: str, outputs: Outputs, run=None, look: list[str] | None = None) -> int:
-    make = job_maker(course, box, limits, scratch, kit)
+               kit: str, outputs: Outputs, run=None, look: list[str] | None = None,
+               grader_wall: float = GRADER_WALL) -> int:
+    make = job_maker(course, box, limits, scratch, kit, grader_wall)
     proof = proof_jobs(course, {s.assignment for s in subs}, make)
     jobs = list(proof)
     groups = submission_jobs(course, subs, make, jobs)
@@ -409,6 +442,6 @@ def _grade_all(course, subs, out, box, limits, recorder, scratch, workers, start
     if problems:
         print("grade: some submissions were not graded:", file=err)
         for line in problems:
-            print(f"  - {line}", file=err)
+            print(printable(f"  - {line}"), file=err)
         return 1
     return 0

@@ -20,6 +20,7 @@ from .repair import assemble, read_submission
 # Flags: short labels of what a person should know about a graded notebook.
 MISSING, UNREADABLE, RENAMED, SEVERAL, UNTOUCHED = (
     "missing", "unreadable", "renamed", "several copies with work", "nothing answered")
+NOT_GRADED = "could not be graded"  # over the grader's own wall limit, or reading it failed
 
 
 @dataclass
@@ -46,13 +47,16 @@ def answers_changed(nb: dict, source, release) -> int:
                if kind in ("answer", "manual") and cell.source.strip() != plan.given.get(gid, "").strip())
 
 
-def choose(names: list[str], files: dict[str, bytes], source, release, wanted: str) -> Choice:
-    """The candidate to grade as notebook ``wanted``, with notes and flags."""
+def choose(names: list[str], files: dict[str, bytes], source, release, wanted: str,
+           read=None) -> Choice:
+    """The candidate to grade as notebook ``wanted``, with notes and flags. ``read(name)``
+    reads a candidate (default: :func:`~grader.grading.repair.read_submission` of its bytes)."""
     if not names:
         return Choice(None, flags=[MISSING])
+    read = read or (lambda name: read_submission(files[name]))
     work, unreadable = {}, []
     for name in names:
-        nb, _ = read_submission(files[name])
+        nb, _ = read(name)
         if nb is None:
             unreadable.append(name)
         else:

@@ -9,16 +9,24 @@ for each notebook of each submission in the student's cache, for
 Everything in the inbound folder is written by students, so it is hostile: a folder is
 read once, into memory, without following a link (:mod:`grader.grading.submissions`), and
 only then written to ``submitted/`` (which ``nbgrader collect`` would have done with a copy
-that follows links). The name's time is the student's claim; the folder's own change time
-(``st_ctime``, which no student can set back) bounds it, so a submission cannot be dated
-before it reached the exchange.
+that follows links). What the file system says is believed, not what the student wrote:
+
+* a file with more than one hard link is the same file as another one elsewhere (perhaps
+  one only the grader may read), not a copy the student handed in: it is left out with a
+  note, like a link;
+* where students are separate users (a Unix account has the student's id; nbgrader's
+  ``c.CollectApp.check_owner = False`` turns this off), the folder and everything in it
+  must belong to that account: a folder that does not is refused whole (someone handed it
+  in under another's name), a file that does not is left out with a note;
+* the times it claims (its name's and ``timestamp.txt``'s) are bounded by the file
+  system's (:mod:`grader.grading.times`).
 """
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import html
 import os
+import pwd
 import secrets
 import shutil
 import stat
@@ -26,14 +34,12 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from .autograded import GOOD_SECRET, SECRET
-from .submissions import Submission, _Collector, _read_assignment, name_problem, read_timestamp
+from .autograded import GOOD_SECRET, SECRET, TIMESTAMP
+from .submissions import Submission, _Collector, _refused, name_problem, open_folder, read_folder
+from .times import judge, parse_time, stamp
 
 SETTLE = 1.0  # seconds a folder must be left alone before it is read (submit writes it in steps)
 NO_SECRET_WAIT = 60.0  # a folder without submission_secret.txt is read once this old
-BACKDATED = 600.0  # seconds a claimed time may precede the folder's own change time
-BACKDATED_NOTE = "It claims to have been submitted at"
-BACKDATED_FLAG = "time set back"  # a flag of the submission: a person should look
 
 
 class ExchangeError(RuntimeError):
@@ -53,38 +59,41 @@ class Entry:
     problem: str = ""  # why it cannot be graded ("" : it can)
 
     def at(self) -> tuple[float, str]:
-        """When it was handed in (unix seconds), and a note when the claimed time was set
-        back: the claim, unless it is more than :data:`BACKDATED` before the folder's own
-        change time, which then counts instead."""
+        """When it was handed in by its name (unix seconds), and a note when that claim is not
+        believed: the folder's own change time bounds it (:func:`grader.grading.times.judge`)."""
         claimed = parse_time(self.claimed)
         if claimed is None:
             return self.changed, (f"The time in its exchange name ({self.claimed!r}) cannot be read; "
                                   "the time it reached the exchange counts instead.")
-        if claimed < self.changed - BACKDATED:
-            return self.changed, (
-                f"{BACKDATED_NOTE} {utc(claimed)}, but it reached the exchange at "
-                f"{utc(self.changed)}; the later time counts.")
-        return claimed, ""
+        at, note, _ = judge(claimed, self.changed)
+        return at, note
 
 
-def parse_time(text: str) -> float | None:
-    """nbgrader's timestamp (``2025-03-01 12:00:00.000000 UTC``) as unix seconds, or None."""
-    value, problem = read_timestamp(text.encode("utf-8", "replace"))
-    if value is None or problem:
-        return None
-    from nbgrader.utils import parse_utc
-
+def account(student: str) -> int | None:
+    """The uid of the Unix account named as ``student``, or None: students are not
+    separate users here."""
     try:
-        when = parse_utc(value)
-    except (ValueError, OverflowError, TypeError):
+        return pwd.getpwnam(student).pw_uid
+    except (KeyError, ValueError):
         return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return when.timestamp()
 
 
-def utc(seconds: float) -> str:
-    return f"{dt.datetime.fromtimestamp(seconds, dt.timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+def _owner(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
+def not_own(info: os.stat_result, student: str, uid: int | None) -> str:
+    """Why a file or folder of ``student``'s inbound folder, of status ``info``, is not the
+    student's own copy, or ""."""
+    if not stat.S_ISDIR(info.st_mode) and info.st_nlink > 1:
+        return (f"it has {info.st_nlink} hard links: it is the same file as one elsewhere (perhaps "
+                "one only the grader may read), not a copy the student handed in")
+    if uid is not None and info.st_uid != uid:
+        return f"it belongs to {_owner(info.st_uid)}, not to {student}"
+    return ""
 
 
 class Exchange:
@@ -96,6 +105,9 @@ class Exchange:
         if not self.course_id:
             raise ExchangeError("nbgrader_config.py sets no CourseDirectory.course_id: the exchange's "
                                 "folders are named after it")
+        self.check_owner = config.CollectApp.get("check_owner", True)
+        if not isinstance(self.check_owner, bool):
+            raise ExchangeError(f"c.CollectApp.check_owner = {self.check_owner!r}: expected True or False")
         self.course = Path(root) / self.course_id
         self.inbound = self.course / "inbound"
         self.feedback = self.course / "feedback"
@@ -121,14 +133,15 @@ class Exchange:
             self.feedback.mkdir(mode=0o711)
             os.chmod(self.feedback, 0o711)
 
-    def entries(self, assignments: set[str]) -> list[Entry]:
-        """Every inbound folder of ``assignments`` (a name nbgrader cannot have written, or
-        an unusable student id, comes with its ``problem``)."""
+    def entries(self, assignments: set[str], known=lambda name: False) -> list[Entry]:
+        """Every inbound folder of ``assignments`` but those ``known`` (a name nbgrader cannot
+        have written, an unusable student id, a folder not the student's comes with its
+        ``problem``)."""
         out = []
         with os.scandir(self.inbound) as it:
             for item in it:
                 parts = item.name.rsplit("+", 3)
-                if len(parts) < 3 or parts[1] not in assignments:
+                if len(parts) < 3 or parts[1] not in assignments or known(item.name):
                     continue
                 try:
                     info = item.stat(follow_symlinks=False)
@@ -140,9 +153,24 @@ class Exchange:
                     problem = f"the student id {student!r} cannot be used: {problem}"
                 elif not stat.S_ISDIR(info.st_mode):
                     problem = "it is not a folder (a link or a file)"
+                else:
+                    problem = self.not_theirs(info, student)
                 out.append(Entry(item.name, Path(item.path), student, parts[1], parts[2],
                                  info.st_ctime, problem))
         return out
+
+    def entry(self, name: str) -> Entry:
+        """The inbound folder ``name`` (of an entry seen before), to read it again."""
+        student, assignment, claimed = name.rsplit("+", 3)[:3]
+        return Entry(name, self.inbound / name, student, assignment, claimed, 0.0)
+
+    def not_theirs(self, info: os.stat_result, student: str) -> str:
+        """Why an inbound folder of status ``info`` cannot be ``student``'s, or ""."""
+        uid = account(student) if self.check_owner else None
+        if uid is not None and info.st_uid != uid:
+            return (f"its folder belongs to {_owner(info.st_uid)}, not to {student}: someone else "
+                    "handed it in under their name")
+        return ""
 
     def settled(self, entry: Entry, now: float) -> bool:
         """Whether ``nbgrader submit`` is done writing the folder: its secret is there and
@@ -186,18 +214,51 @@ class Handed:
     sub: Submission
     secret: str  # "" when there is none nbgrader could have written
     notebooks: list[str] = field(default_factory=list)  # its top-level notebooks, without .ipynb
+    problem: str = ""  # why it is refused whole ("": it is not)
 
 
-def read_entry(entry: Entry, ignore: list[str]) -> Handed:
-    """The folder's files, into memory, no link followed (as ``grade`` reads ``submitted/``)."""
-    col = _Collector([entry.assignment], ignore)
-    _read_assignment(entry.student, entry.path, col, entry.assignment)
+def read_entry(exchange: Exchange, entry: Entry, ignore: list[str]) -> Handed:
+    """The folder's files, into memory, no link followed (as ``grade`` reads ``submitted/``),
+    each judged by the status of the descriptor it is read from: a file that is not the
+    student's own copy (:func:`not_own`) is left out with a note, a folder that is not theirs
+    is refused whole. Its ``timestamp.txt`` is believed only within the file system's
+    bounds; outside them it is replaced, with a note and a flag."""
+    uid = account(entry.student) if exchange.check_owner else None
+    refused = Submission(entry.student, entry.assignment)
+    try:
+        fd = open_folder(entry.path)
+    except OSError as exc:
+        return Handed(refused, "", problem=f"its folder cannot be read: {_refused(exc, entry.path)}")
+    try:
+        problem = exchange.not_theirs(os.fstat(fd), entry.student)
+        if problem:
+            return Handed(refused, "", problem=problem)
+        col = _Collector([entry.assignment], ignore, lambda info: not_own(info, entry.student, uid))
+        read_folder(entry.student, entry.assignment, fd, col)
+    finally:
+        os.close(fd)
     subs = col.result()
-    sub = subs[0] if subs else Submission(entry.student, entry.assignment)
+    sub = subs[0] if subs else refused
+    _believe_the_file_system(sub)
     data = sub.files.get(SECRET, b"")
     secret = data.decode("ascii") if GOOD_SECRET.fullmatch(data) else ""
     notebooks = sorted(PurePosixPath(n).stem for n in sub.files if "/" not in n and n.endswith(".ipynb"))
     return Handed(sub, secret, notebooks)
+
+
+def _believe_the_file_system(sub: Submission) -> None:
+    """A ``timestamp.txt`` set back or in the future of when the folder last changed is
+    replaced by that time, in the files collected too (so a later ``grade`` of
+    ``submitted/`` reads the time believed), with a note and a flag."""
+    claimed = parse_time(sub.timestamp) if sub.timestamp else None
+    if claimed is None or not sub.changed:
+        return
+    at, note, flag = judge(claimed, sub.changed)
+    if note:
+        sub.timestamp = stamp(at)
+        sub.files[TIMESTAMP] = sub.timestamp.encode()
+        sub.notes.append(note)
+        sub.flags.append(flag)
 
 
 def collect(handed: Handed, submitted: Path) -> Path:

@@ -18,11 +18,19 @@ The grading of one notebook is the list :data:`STEPS`, walked in order over one
 6. :func:`write_files`: the submission's files into a private directory;
 7. :func:`run_and_check`: run it in the sandboxed kernel, the trusted checker judging
    each test cell (a kernel that will not start, twice, ends the job: ``failed``);
-8. :func:`score_results`: each test's points and message.
+8. :func:`score_results`: each test's points and message;
+9. :func:`make_inert`: what formgrader would run or render of the student's markup and
+   outputs is taken out (``grader.grading.inert``).
 
 A step that ends the job early sets ``JobState.finished``; a job whose every step ran is
 graded. Each step has its test file, ``tests/test_step_<name>.py``
 (``tests/test_grading_steps.py`` keeps it so, and checks the order of the walk).
+
+What a submission costs the grading process itself is bounded: by the notebook's structure
+(``grader.grading.structure``, when it is read) and by a wall limit on the job's own work,
+the kernel's run aside (``Job.grader_wall``, ``grader.grading.watchdog``). A notebook past
+either, or one whose reading or preparing raises, costs only itself: it is not graded
+(:func:`not_graded`), every test 0 with a note that says why, flagged for a person.
 """
 from __future__ import annotations
 
@@ -37,9 +45,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..course import CheckCall
-from . import nbjson
+from . import inert, nbjson
 from .trusted import Checker, source_tests
-from .choice import MISSING, UNREADABLE, choose
+from .choice import MISSING, NOT_GRADED, UNREADABLE, choose
 from .integrity import notes as integrity_notes
 from .kernel import CellRun, Kernel, KernelStartError, run_notebook
 from .nbjson import cell_text, nbgrader_meta
@@ -47,6 +55,7 @@ from .repair import Plan, assemble, read_submission
 from .sandbox import Limits, Sandbox
 from .results import CheckVerdict, TestResult
 from .scoring import answers, missing_tests, score
+from .watchdog import DEFAULT as GRADER_WALL, WATCH, OverLimit
 
 
 @dataclass
@@ -67,6 +76,12 @@ class Job:
     kit: str = ""  # the student kit the kernel imports the course's package from
     proof: bool = False  # the environment proof: the source, then the release's stubs
     candidates: list[str] = field(default_factory=list)  # files that may be it (grader.grading.choice)
+    grader_wall: float = GRADER_WALL  # seconds of the grading process's own work on it, the kernel aside
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """Which job this is, in its batch."""
+        return self.student, self.assignment, self.notebook
 
 
 @dataclass
@@ -307,12 +322,44 @@ def _result(job: Job, status: str, start: float, **kw) -> JobResult:
 
 
 def run_job(job: Job) -> JobResult:
-    """Grade one notebook of one submission. Never raises."""
+    """Grade one notebook of one submission. Never raises. The grading process's own work
+    on it may take ``job.grader_wall`` seconds, the kernel's run aside; past that it is
+    not graded (:func:`over_limit`)."""
     start = time.monotonic()
     try:
-        return _run(job, start)
+        WATCH.begin(job.key, job.grader_wall)
+        try:
+            return _run(job, start)
+        finally:
+            WATCH.end()
+    except OverLimit:
+        WATCH.end()  # again: the limit may have passed in the first call
+        _drop_spare()  # it may have been half made
+        return over_limit(job, start)
     except Exception:  # noqa: BLE001 (a bug of the grader must not stop the batch)
         return _result(job, "failed", start, error=traceback.format_exc())
+
+
+def not_graded(job: Job, start: float, why: str, error: str = "") -> JobResult:
+    """The result of a notebook the grader could not grade (over its own wall limit, or an
+    error while reading or preparing it): every test 0 with ``why``, flagged for a person,
+    and the release as its autograded notebook (nothing of a notebook that may be hostile
+    and half read)."""
+    source, release = nbjson.from_dict(job.source), nbjson.from_dict(job.release)
+    plan = assemble(source, release, None)
+    note = f"It could not be graded: {why}"
+    return _result(job, "missing", start, tests=missing_tests(plan, note),
+                   manual=[{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)],
+                   answers=[{**a, "answered": False} for a in answers(plan)], autograded=plan.nb,
+                   notes=[*job.notes, note], flags=[NOT_GRADED], error=error)
+
+
+def over_limit(job: Job, start: float | None = None) -> JobResult:
+    """:func:`not_graded` for a notebook whose own work passed ``job.grader_wall``."""
+    return not_graded(job, time.monotonic() if start is None else start,
+                      f"the grader's own work on it (reading, repairing, scanning and scoring "
+                      f"it, its code's run aside) passed its limit of {job.grader_wall:g} s "
+                      f"(--grader-wall).")
 
 
 @dataclass
@@ -330,6 +377,8 @@ class JobState:
     chosen: str | None = None  # the submitted file to grade (None: there is none)
     flags: list[str] = field(default_factory=list)
     choice_notes: list[str] = field(default_factory=list)
+    # choose_notebook and read_notebook
+    reads: dict = field(default_factory=dict)  # file name -> what read_submission made of it
     # read_notebook
     submitted: dict | None = None  # the chosen file read as a notebook (None: not readable)
     problem: str = ""  # why there is no notebook to grade
@@ -356,6 +405,13 @@ class JobState:
     def begin(cls, job: Job, start: float) -> JobState:
         return cls(job, start, nbjson.from_dict(job.source), nbjson.from_dict(job.release))
 
+    def read(self, name: str) -> tuple[dict | None, str]:
+        """The submitted file ``name`` read as a notebook, once per job (the choice reads
+        every candidate; reading a large one again would cost as much again)."""
+        if name not in self.reads:
+            self.reads[name] = read_submission(self.job.files[name])
+        return self.reads[name]
+
 
 def choose_notebook(state: JobState) -> None:
     """Which submitted file is the notebook (``grader.grading.choice``). Reads the job's
@@ -364,7 +420,8 @@ def choose_notebook(state: JobState) -> None:
     job = state.job
     state.chosen = job.submitted_as
     if not job.proof:
-        choice = choose(job.candidates, job.files, state.source, state.release, job.notebook)
+        choice = choose(job.candidates, job.files, state.source, state.release, job.notebook,
+                        read=state.read)
         state.chosen, state.choice_notes, state.flags = choice.name, choice.notes, choice.flags
 
 
@@ -377,7 +434,7 @@ def read_notebook(state: JobState) -> None:
         state.submitted, state.problem = None, f"No notebook {job.notebook} was submitted."
         state.flags = state.flags or [MISSING]
     else:
-        submitted, problem = read_submission(job.files[chosen])
+        submitted, problem = state.read(chosen)
         state.submitted, state.problem = submitted, problem and f"{chosen!r}: {problem}."
         if submitted is None and UNREADABLE not in state.flags:
             state.flags = [*state.flags, UNREADABLE]
@@ -449,18 +506,25 @@ def run_and_check(state: JobState) -> None:
     plan, private, job = state.plan, state.private, state.job
     replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
     checker = Checker(plan, state.checks)
-    try:
-        runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first,
-                            on_test=checker.on_test)
-    except KernelStartError:  # once more: a busy machine can be slow to start a kernel
-        checker = Checker(plan, state.checks)
+    with WATCH.paused(kernel_allowance(job.limits)):  # --timeout and --wall bound this
         try:
-            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable,
+            runs = run_notebook(plan.nb, private.kernel, job.limits, replayable, private.first,
                                 on_test=checker.on_test)
-        except KernelStartError as exc:
-            state.finished = _result(job, "failed", state.start, error=str(exc))
-            return
+        except KernelStartError:  # once more: a busy machine can be slow to start a kernel
+            checker = Checker(plan, state.checks)
+            try:
+                runs = run_notebook(plan.nb, private.kernel, job.limits, replayable,
+                                    on_test=checker.on_test)
+            except KernelStartError as exc:
+                state.finished = _result(job, "failed", state.start, error=str(exc))
+                return
     state.runs, state.verdicts = runs, checker.results
+
+
+def kernel_allowance(limits: Limits) -> float:
+    """The longest a notebook's run may take under its limits: ``wall`` and, for each
+    kernel it may start (the first twice, then one per restart), ``startup``."""
+    return limits.wall + (limits.max_restarts + 2) * limits.startup
 
 
 def score_results(state: JobState) -> None:
@@ -472,9 +536,24 @@ def score_results(state: JobState) -> None:
     state.notes += [p[0].upper() + p[1:] + "." for p in state.private.problems()]
 
 
+def make_inert(state: JobState) -> None:
+    """Take out of the notebook to be written whatever an instructor's browser would run
+    or render of the student's (``grader.grading.inert``): here, in the grading worker, so
+    that the time it takes counts against the job's own wall limit. Reads and changes
+    ``plan``'s notebook; adds what was removed to ``integrity``."""
+    state.integrity += inert.notebook(state.plan.nb)
+
+
 # The grading of one submitted notebook, in order; :func:`_run` walks it.
 STEPS = (choose_notebook, read_notebook, assemble_plan, list_checks, note_integrity,
-         write_files, run_and_check, score_results)
+         write_files, run_and_check, score_results, make_inert)
+# The steps that judge the notebook's run, on typed data: an error there is the grader's
+# own (the job fails). An error in any other step comes of reading the submission's bytes:
+# that submission alone is not graded (:func:`not_graded`).
+JUDGING = ("run_and_check", "score_results")
+DOING = {"choose_notebook": "choosing", "read_notebook": "reading", "assemble_plan": "repairing",
+         "list_checks": "listing the checks of", "note_integrity": "scanning the code of",
+         "write_files": "putting in place the files of", "make_inert": "making inert the outputs of"}
 
 
 def _run(job: Job, start: float) -> JobResult:
@@ -483,7 +562,13 @@ def _run(job: Job, start: float) -> JobResult:
     state = JobState.begin(job, start)
     try:
         for step in STEPS:
-            step(state)
+            try:
+                step(state)
+            except Exception as exc:  # noqa: BLE001 (one submission's bytes: that submission only)
+                if step.__name__ in JUDGING:
+                    raise
+                why = f"{DOING.get(step.__name__, step.__name__)} it raised {type(exc).__name__}: {exc}"
+                return not_graded(job, start, why[:1000] + ".", traceback.format_exc())
             if state.finished is not None:
                 return state.finished
     finally:

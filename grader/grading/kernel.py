@@ -4,8 +4,9 @@ Nothing a cell does stops the run:
 
 * a cell that runs past the per-cell timeout is interrupted; if the kernel does not come
   back, it is killed like a dead one;
-* a kernel that dies (``os._exit``, a crash) or outgrows the memory limit is replaced by
-  a fresh one; the cells that ran before are run again, silently, so that later cells
+* a kernel that dies (``os._exit``, a crash) or outgrows the memory limit (its memory
+  cgroup's, ``grader.grading.cgroup``, where the grader can make one) is replaced by a
+  fresh one; the cells that ran before are run again, silently, so that later cells
   find what they need, and the run goes on with the next cell;
 * the whole notebook has a wall-clock cap; cells after it are not run.
 
@@ -28,9 +29,11 @@ from queue import Empty
 
 from jupyter_client import KernelManager
 
-from . import nbjson
-from .measure import MemoryWindow, children as _children
+from . import cgroup as cgroups, nbjson
+from .measure import SAMPLE, MemoryWindow, children as _children
 from .sandbox import BOX, Limits, Sandbox
+from .structure import depth
+from .submissions import MAX_DEPTH
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
 POLL = 0.1
@@ -166,6 +169,7 @@ class _Outputs:
         self.clear_pending = False
         self.execution_count = None
         self.error: tuple[str, str] | None = None  # the last error output's name and value
+        self.too_deep = False  # an output was left out: nested deeper than a notebook may be
 
     def add(self, msg: dict) -> None:
         kind = msg["msg_type"]
@@ -183,6 +187,9 @@ class _Outputs:
             return
         if self.clear_pending:
             self.outputs, self.size, self.image_size, self.clear_pending = [], 0, 0, False
+        if depth(content) > MAX_DEPTH:  # the grader's own work on it must not recurse that deep
+            self.too_deep = True
+            return
         out = nbjson.output_from_msg(msg)
         size, image = _sizes(kind, content, out)
         if image and self.image_size + image > self.image_cap:
@@ -211,6 +218,10 @@ class _Outputs:
         if self.images_cut:
             note = (f"\n[figure left out: this cell's figures came to more than "
                     f"{self.image_cap // 2**20} MB]\n")
+            self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
+        if self.too_deep:
+            note = (f"\n[output left out: its data was nested more than {MAX_DEPTH} levels deep, "
+                    f"deeper than a notebook may be]\n")
             self.outputs.append(nbjson.new_output("stream", name="stderr", text=note))
         return self.outputs
 
@@ -340,6 +351,9 @@ class Kernel:
         self.fds: dict[str, int] = {}
         self.tail: _Tail | None = None
         self.setup_problem = ""  # why the submission's files could not be put in place
+        self.cgroup: cgroups.MemoryCgroup | None = None  # the sandbox's memory cgroup
+        self.cgroup_problem = ""  # why it has none, though the sandbox should
+        self.window: MemoryWindow | None = None  # a memory window that samples, while open
 
     def start(self) -> None:
         self.launch()
@@ -352,10 +366,11 @@ class Kernel:
         inbox = self.sandbox.inbox(self.job_dir)
         km = _Manager(kernel_name="python3", transport="ipc", ip=f"{self.box}/sock/k",
                       connection_file=str(self.job_dir / "in" / f"kernel-{self.n}.json"))
+        self._make_cgroup()
         km.sandboxed_command = self.sandbox.command(
             [sys.executable, "-S", "-P", "-c", launcher(self.preload), "-f", f"{inbox}/kernel-{self.n}.json",
              "--HistoryManager.enabled=False"],
-            self.job_dir, self.n, self.uid, self.limits)
+            self.job_dir, self.n, self.uid, self.limits, self.cgroup.procs if self.cgroup else "")
         self.km = km
         read, write = os.pipe()
         self.tail = _Tail(read)
@@ -367,6 +382,20 @@ class Kernel:
             self._failed(exc)
         finally:
             os.close(write)
+
+    def _make_cgroup(self) -> None:
+        """A memory cgroup for this kernel, limited to ``--memory``, where the sandbox has
+        them; without one its memory is measured by adding up (``SummedGauge``)."""
+        if not self.sandbox.cgroups:
+            return
+        found = cgroups.groups()
+        if found is None:
+            self.cgroup_problem = cgroups.unavailable()
+            return
+        try:
+            self.cgroup = found.make(self.limits.memory_bytes)
+        except OSError as exc:
+            self.cgroup_problem = f"its memory cgroup could not be made ({exc})"
 
     def _box_root(self) -> tuple[int, list[str]]:
         """A descriptor of a folder the grader holds, and the path beneath it to the
@@ -452,6 +481,11 @@ class Kernel:
             todo += _children(current)
         return tree
 
+    def sandbox_init(self) -> int | None:
+        """Bubblewrap's first process inside the sandbox (None without bubblewrap)."""
+        init = _children(self.pid() or -1) if self.sandbox.kind == "bwrap" else []
+        return init[0] if init else None
+
     def last_pid(self) -> int | None:
         """The last process number taken in the sandbox's own namespace (None where it
         cannot be read: no bubblewrap, or a grader that is not root)."""
@@ -473,9 +507,20 @@ class Kernel:
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         return getattr(proc, "pid", None)
 
-    def rss(self) -> int:
+    def memory(self) -> int:
+        """What the kernel holds, as its limit counts it: everything in its memory cgroup,
+        or else the resident size of its processes."""
+        if self.cgroup is not None:
+            try:
+                return self.cgroup.usage()
+            except (OSError, ValueError):
+                pass
         pid = self.pid()
         return _tree_rss(pid) if pid else 0
+
+    def limit_kills(self) -> int:
+        """How many of the kernel's processes its memory cgroup's limit has killed."""
+        return self.cgroup.kills() if self.cgroup is not None else 0
 
     def exit_code(self):
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
@@ -505,6 +550,9 @@ class Kernel:
         self.fds.clear()
         if self.sandbox.kind != "bwrap" and self.uid >= 0:
             _kill_user(self.uid)  # no process namespace: whatever the kernel left running
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
         self.kc = self.km = None
 
     def _wait(self, msg_id: str, index: int, start: float, deadline: float, sink) -> tuple[CellRun, tuple | None]:
@@ -514,7 +562,10 @@ class Kernel:
         cell_deadline = min(start + limits.timeout, deadline)
         interrupted = None  # (when, status) once the cell has been interrupted
         next_memory = start + MEMORY_POLL
+        kills = self.limit_kills()
         while True:
+            if self.window is not None:
+                self.window.sample()
             now = time.monotonic()
             if interrupted is None and now >= cell_deadline:
                 why = "wall" if deadline <= start + limits.timeout else "timeout"
@@ -524,13 +575,14 @@ class Kernel:
                 return CellRun(index, "stuck"), interrupted
             if now >= next_memory:
                 next_memory = now + MEMORY_POLL
-                if self.rss() > limits.memory_bytes:
+                if self.memory() > limits.memory_bytes:
                     return CellRun(index, "memory"), interrupted
             try:
-                msg = self.kc.get_iopub_msg(timeout=POLL)
+                msg = self.kc.get_iopub_msg(timeout=SAMPLE if self.window is not None else POLL)
             except Empty:
-                if not self.alive():
-                    return CellRun(index, "died"), interrupted
+                if not self.alive():  # killed by its cgroup's limit, or gone on its own
+                    died = "memory" if self.limit_kills() > kills else "died"
+                    return CellRun(index, died), interrupted
                 continue
             except Exception:  # noqa: BLE001 (a message that is not one: see _readable)
                 self.unreadable += 1
@@ -604,8 +656,10 @@ class Kernel:
             run.detail = (f"This cell was stopped after {limits.timeout:g} s and did not respond to "
                           "an interrupt, so its Python process was restarted.")
         elif run.status == "memory":
-            run.detail = (f"This cell used more than {limits.memory_mb} MB of memory, so its "
-                          "Python process was stopped and restarted.")
+            files = (" (files written into its folders and /tmp count: they are kept in memory)"
+                     if self.cgroup is not None else "")
+            run.detail = (f"This cell used more than {limits.memory_mb} MB of memory{files}, so "
+                          "its Python process was stopped and restarted.")
         elif run.status == "memory-error":
             run.detail = (f"This cell ran out of memory (the limit is {limits.memory_mb} MB). "
                           "Look for a list or array that keeps growing.")
@@ -661,7 +715,7 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
                 run = kernel.run(cell, i, deadline)
             runs[i] = run
             needs_restart = run.fatal or (
-                run.status == "memory-error" and kernel.rss() > limits.memory_bytes // 2)
+                run.status == "memory-error" and kernel.memory() > limits.memory_bytes // 2)
             if not needs_restart:
                 continue
             kernel.stop()

@@ -1,9 +1,10 @@
 """What ``grade`` writes for one graded submission, in the grading process only.
 
-In this order, so that each step reads what the one before wrote:
+The autograded notebooks arrive inert: active markup in the student's markdown and
+outputs was taken out in the grading worker, with an integrity note, under the job's own
+wall limit (``grader.grading.job.make_inert``). Then, in this order, so that each step
+reads what the one before wrote:
 
-0. the autograded notebooks are made inert (:mod:`grader.grading.inert`): active markup
-   in the student's markdown and outputs goes, with an integrity note;
 1. the scores, into the gradebook (:class:`grader.grading.gradebook.Recorder`);
 2. the late penalty, by nbgrader's own ``AssignLatePenalties`` (:mod:`grader.grading.late`);
 3. the autograded folder, with every file of the submission (:mod:`grader.grading.autograded`);
@@ -17,17 +18,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import inert, nbfeedback
-from .exchange import BACKDATED_FLAG
-from .choice import MISSING, SEVERAL, UNREADABLE, UNTOUCHED
+from . import nbfeedback
+from .choice import MISSING, NOT_GRADED, SEVERAL, UNREADABLE, UNTOUCHED
 from .late import describe_lateness
 from .report import submission_record, write_json
 from .submissions import NO_TIME, NOT_READ, NOT_UTF8
+from .times import BACKDATED_FLAG, FUTURE_FLAG
 
 # Flags that mean a person should look, and how the list at the end says them.
-LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", SEVERAL: "several notebooks with work",
+LOOK = {MISSING: "no notebook", UNREADABLE: "unreadable notebook", NOT_GRADED: "could not be graded",
+        SEVERAL: "several notebooks with work",
         UNTOUCHED: "nothing answered", NOT_READ: "files not read", NO_TIME: "no readable submission time",
-        NOT_UTF8: "file names not UTF-8", BACKDATED_FLAG: "submission time set back"}
+        NOT_UTF8: "file names not UTF-8", BACKDATED_FLAG: "submission time set back",
+        FUTURE_FLAG: "submission time in the future"}
 
 
 def look_at(record: dict) -> list[str]:
@@ -66,11 +69,6 @@ class Outputs:
         record["exchange"] = why
         problems = []
         try:
-            for res in done:  # before anything is written: formgrader shows these notebooks
-                if res.autograded is not None:
-                    removed = inert.notebook(res.autograded)
-                    res.integrity += removed  # the feedback page reads the result's notes
-                    record["integrity"] += removed
             if record["status"] == "failed":
                 problems.append(f"{sub.student}/{sub.assignment} could not be graded: "
                                 + "; ".join(e.strip().splitlines()[-1] for e in record["errors"]))
@@ -99,7 +97,7 @@ class Outputs:
         numbers = rec.totals(sub.student, sub.assignment)
         if numbers["duedate"] is None and NO_TIME in record["flags"]:
             record["flags"].remove(NO_TIME)  # without a due date, the time does not matter
-        elif numbers["duedate"] is not None and sub.timestamp is None and NO_TIME not in record["flags"]:
+        elif numbers["duedate"] is not None and sub.timestamp is None and not {NO_TIME, FUTURE_FLAG} & set(record["flags"]):
             record["flags"].append(NO_TIME)
             record["notes"].append("There is no timestamp.txt, so whether the submission was late "
                                    "could not be told.")

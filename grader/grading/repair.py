@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from . import nbjson
 from .nbjson import nbgrader_meta
+from .structure import notebook_problem, text_problem
 
 CELL_TYPES = ("code", "markdown", "raw")
 
@@ -67,11 +68,20 @@ def _first_line(text: str) -> str:
 
 
 def read_submission(data: bytes) -> tuple[dict | None, str]:
-    """The submitted notebook as a dict with a ``cells`` list, or None and why not."""
+    """The submitted notebook as a dict with a ``cells`` list, or None and why not. A
+    notebook over a limit on its structure (``grader.grading.structure``) is not read: its
+    nesting and size are measured on its text before it is parsed, its cells, outputs,
+    lines and code once it is."""
+    problem = text_problem(data)
+    if problem:
+        return None, f"the file was not read as a notebook: {problem}"
     try:
         obj = json.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
         return None, f"the file is not a readable notebook (not valid JSON: {exc})"
+    problem = notebook_problem(obj) if isinstance(obj, dict) else ""
+    if problem:
+        return None, f"the file was not read as a notebook: {problem}"
     if isinstance(obj, dict) and "worksheets" in obj:
         try:  # an nbformat 3 notebook (rare enough to pay for importing nbformat)
             import nbformat
@@ -170,13 +180,15 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
                        "the assignment's order.")
 
     cells, kinds, grade_ids, used_ids = [], [], [], set()
+    tried: dict[str, int] = defaultdict(int)  # per base id, the suffixes already taken
 
     def emit(cell, kind, grade_id=""):
         if not cell.id or cell.id in used_ids:
-            base, n = (cell.id or "added-cell"), 1
-            while f"{base}-{n}" in used_ids:
-                n += 1
-            cell.id = f"{base}-{n}"
+            base = cell.id or "added-cell"
+            tried[base] += 1  # suffixes below it are taken: ids are never given back
+            while f"{base}-{tried[base]}" in used_ids:
+                tried[base] += 1
+            cell.id = f"{base}-{tried[base]}"
         used_ids.add(cell.id)
         cells.append(cell)
         kinds.append(kind)

@@ -56,19 +56,29 @@ def submission_record(student: str, assignment: str, results, sandbox: str, time
 
 
 def write_json(path: Path, record: dict) -> None:
-    """``record`` as JSON. A lone surrogate (bytes that were not UTF-8, in some text a
-    submission made) is written as its JSON escape, ``\\udcff``, so it cannot stop the run."""
+    """``record`` as JSON, readable as it is with ``cat``: every character that
+    :func:`printable` escapes (a lone surrogate from bytes that were not UTF-8, a control
+    character, a bidi override) is written as its JSON escape (``\\udcff``, ``\\u202e``),
+    so the file means exactly what ``record`` says and shows a person what it holds."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-    path.write_bytes(text.encode("utf-8", "backslashreplace"))
+    if not text.replace("\n", "").isprintable():  # json.dumps left the structure's newlines only
+        text = "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
+    path.write_bytes(text.encode("utf-8"))
 
 
 def printable(text: str) -> str:
-    """``text`` for the console: a lone surrogate shown as ``\\udcff`` (printing one to a
-    UTF-8 terminal raises), and control characters but newlines and tabs shown escaped
-    (a submission's text must not move the instructor's cursor or colour the terminal)."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in text)
+    """``text`` as one line that shows what it holds, for everything the grader prints: a
+    newline or tab, a control character (C0, C1, DEL, so the ESC of a terminal escape), a
+    bidi override, embedding, isolate or mark, any other invisible format character and a
+    lone surrogate (bytes that were not UTF-8) are each shown as their escape (``\\n``,
+    ``\\x1b``, ``\\u202e``, ``\\udcff``). So a student's id, file name or text can add no
+    line to a log, cannot move the cursor, colour or clear the terminal, and cannot reorder
+    what a person reads. Printable text (``zoë``, ``bob_2``) is unchanged. Apply it to each
+    line, never to lines already joined."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def check_out(out: Path, root: Path, submissions: Path | None = None) -> None:
@@ -135,7 +145,8 @@ def summary(records: list[dict], recorder, assignments: list[str], ungraded: lis
     try:
         status = class_status(recorder.db_url, recorder.course_id, assignments)
     except Exception as exc:  # noqa: BLE001
-        return "\n".join([*lines, f"(the gradebook could not be read for the rest: {exc})"]) + "\n"
+        lines.append(f"(the gradebook could not be read for the rest: {exc})")
+        return "".join(printable(line) + "\n" for line in lines)
     for name in assignments:
         absent, by_hand = status[name]["not submitted"], status[name]["to grade by hand"]
         if absent:
@@ -143,7 +154,7 @@ def summary(records: list[dict], recorder, assignments: list[str], ungraded: lis
             lines.append(f"Not submitted ({name}): {shown}.")
         if by_hand:
             lines.append(f"To grade by hand in formgrader ({name}): {len(by_hand)} submission(s).")
-    return printable("\n".join(lines)) + "\n"
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 class Progress:
@@ -164,11 +175,12 @@ class Progress:
 
     def finished(self, record: dict) -> None:
         self.done += 1
-        line = printable("\n".join([self.describe(record), *(f"    {d}" for d in self.details(record))]))
+        line = "\n".join(printable(text) for text in
+                         [self.describe(record), *(f"    {d}" for d in self.details(record))])
         if self.bar is not None:
             if record["status"] != "graded" or self.details(record):
                 self.bar.write(line, file=self.stream)
-            self.bar.set_postfix_str(f"{record['student']}/{record['assignment']}", refresh=False)
+            self.bar.set_postfix_str(printable(f"{record['student']}/{record['assignment']}"), refresh=False)
             self.bar.update(1)
         else:
             print(f"[{self.done}/{self.total}] {line}", file=self.stream, flush=True)

@@ -31,6 +31,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cgroup
+
 LIMITED_EXEC = Path(__file__).with_name("_limited_exec.py")
 START = Path(__file__).with_name("_sandbox_start.py")
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -87,6 +89,8 @@ class Sandbox:
     userns: bool = True  # bubblewrap maps the user into a namespace (a grader that is not root)
     sized_tmp: bool = True  # bubblewrap >= 0.6 can cap the size of a tmpfs
     drop: bool = True  # a root grader runs each kernel as a user of its own (see kernel_uid)
+    cgroups: bool = False  # each kernel gets a memory cgroup (grader.grading.cgroup)
+    no_cgroup: str = ""  # why not
 
     def kernel_uid(self) -> int:
         """The user the next kernel runs as (-1: the grader's own)."""
@@ -97,13 +101,25 @@ class Sandbox:
             sized = "" if self.sized_tmp else " (this bubblewrap cannot cap what a kernel writes)"
             return ("bubblewrap: each notebook runs as an unprivileged user with no network, its "
                     "own processes, a read-only system and a private tmpfs" + sized + "; it sees "
-                    "neither the course, the gradebook, the outputs nor other submissions")
+                    "neither the course, the gradebook, the outputs nor other submissions; "
+                    + self.describe_memory())
         who = "as a user of its own, " if self.drop and os.getuid() == 0 else \
             "AS THE GRADER'S USER, " if os.getuid() == 0 else ""
         return (f"NOT isolated ({self.reason}): each notebook runs {who}in a private directory "
                 "outside the course, with memory, time and file-size limits, but it can reach "
-                "the network and any file this user may read or write. Install bubblewrap "
-                "(Debian/Ubuntu: apt-get install bubblewrap) to isolate submissions")
+                "the network and any file this user may read or write; " + self.describe_memory()
+                + ". Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to isolate "
+                "submissions")
+
+    def describe_memory(self) -> str:
+        if self.cgroups:
+            return ("memory is measured by a cgroup per notebook: everything it holds (resident "
+                    "pages, page cache, its tmpfs folders, memfds, /dev/shm, pipe and socket "
+                    "buffers) counts, and within --memory")
+        return (f"memory is measured WITHOUT a cgroup ({self.no_cgroup or 'none was tried'}): as "
+                "the sum, read from outside, of resident pages, the sandbox's tmpfs folders, "
+                "memfds and deleted files held open, and pipe and socket buffers; only "
+                "resident pages count within --memory")
 
     def box(self, job_dir: Path, n: int) -> str:
         """The folder kernel ``n`` of the job in ``job_dir`` writes in, as the kernel sees it."""
@@ -112,12 +128,14 @@ class Sandbox:
     def inbox(self, job_dir: Path) -> str:
         return INBOX if self.kind == "bwrap" else str(job_dir / "in")
 
-    def command(self, cmd: list[str], job_dir: Path, n: int, uid: int, limits: Limits) -> list[str]:
+    def command(self, cmd: list[str], job_dir: Path, n: int, uid: int, limits: Limits,
+                cgroup: str = "") -> list[str]:
         """``cmd`` wrapped in the resource limits, the sandbox, and the start program,
         for kernel ``n`` of the job in ``job_dir`` (its ``in/`` folder is read-only
-        input), run as ``uid`` (-1: the current user)."""
+        input), run as ``uid`` (-1: the current user), in the memory cgroup whose
+        ``cgroup.procs`` is ``cgroup`` (empty: none)."""
         limited = [sys.executable, "-I", "-S", str(LIMITED_EXEC), str(limits.memory_bytes),
-                   str(limits.file_mb * 1024 * 1024), "--"]
+                   str(limits.file_mb * 1024 * 1024), cgroup, "--"]
         start = [sys.executable, "-I", "-S", "-c", START.read_text(), self.box(job_dir, n),
                  self.inbox(job_dir), str(uid), str(limits.processes if self.kind == "bwrap" or uid >= 0
                                                    else 0), "--"]
@@ -260,11 +278,15 @@ class SandboxUnavailable(RuntimeError):
 def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limits) -> Sandbox:
     """The sandbox to use. ``mode`` is "bwrap" (required: raises
     :class:`SandboxUnavailable` if it does not work here) or "none"."""
+    memory = {"cgroups": False, "no_cgroup": "cgroups need Linux"}
+    if sys.platform.startswith("linux"):
+        why_not = cgroup.unavailable()
+        memory = {"cgroups": not why_not, "no_cgroup": why_not}
     if mode == "none":
         reason = "--sandbox none was given"
-        box = Sandbox("none", reason=reason)
+        box = Sandbox("none", reason=reason, **memory)
         if os.getuid() == 0 and _probe(box, scratch, limits):  # the Python is root's alone
-            box = Sandbox("none", reason=reason, drop=False)
+            box = Sandbox("none", reason=reason, drop=False, **memory)
         return box
     binary = shutil.which("bwrap")
     if binary is None:
@@ -276,7 +298,7 @@ def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limi
         userns = os.getuid() != 0
         for sized in (True, False):
             box = Sandbox("bwrap", tuple(binds), tuple(links), tuple(private_entries()), bwrap=binary,
-                          userns=userns, sized_tmp=sized)
+                          userns=userns, sized_tmp=sized, **memory)
             problem = _probe(box, scratch, limits)
             if not problem:
                 return box

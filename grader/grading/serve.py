@@ -51,9 +51,6 @@ from .batch import (
     submission_jobs,
 )
 from .exchange import (
-    BACKDATED_FLAG,
-    BACKDATED_NOTE,
-    Entry,
     Exchange,
     ExchangeError,
     collect,
@@ -62,15 +59,16 @@ from .exchange import (
     read_entry,
     secret_sha,
     tidy,
-    utc,
 )
 from .gradebook import GradebookError, Recorder
+from .job import GRADER_WALL
 from .late import LateConfigError, LatePolicy
 from .ledger import Ledger
 from .outputs import Outputs
 from .report import OutError, check_out, printable, write_grades, write_json
 from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
 from .submissions import SubmissionsError, read_submissions
+from .times import utc
 
 CRASH_ENV = "GRADER_SERVE_CRASH"  # tests: "collect", "grade" or "release" kills the service there
 HEALTH = "serve-health.json"
@@ -141,8 +139,10 @@ def _hours(seconds: float) -> str:
 class Service:
     def __init__(self, out: Path, *, jobs: int | None = None, scheduler: str | None = None,
                  only: list[str] | None = None, sandbox: str = "bwrap", limits: Limits | None = None,
-                 db_url: str | None = None, poll: float = 1.0, stream=None, err=None):
+                 db_url: str | None = None, poll: float = 1.0, stream=None, err=None,
+                 grader_wall: float = GRADER_WALL):
         self.out, self.scheduler, self.only = out, scheduler, set(only or ())
+        self.grader_wall = grader_wall  # seconds of the grading process's own work on a notebook
         self.jobs = jobs or default_jobs()
         self.sandbox_mode, self.limits = sandbox, limits or Limits()
         self.db_url, self.poll = db_url, poll
@@ -209,7 +209,7 @@ class Service:
             self.runner = self.cluster
         else:
             self.runner = PoolRunner(self.jobs)
-        self.make = job_maker(self.course, self.box, self.limits, self.scratch, str(kit))
+        self.make = job_maker(self.course, self.box, self.limits, self.scratch, str(kit), self.grader_wall)
         print(f"Watching {self.exchange.inbound} ({self.policy.describe()}; late work: "
               f"{self.late.describe}).", file=self.stream, flush=True)
         return 0
@@ -268,13 +268,11 @@ class Service:
     def scan(self, now: float) -> int:
         """Enter each new, fully written inbound folder into the ledger."""
         unsettled = 0
-        for entry in self.exchange.entries(self.watched):
-            if self.ledger.knows(entry.name):
-                continue
+        for entry in self.exchange.entries(self.watched, self.ledger.knows):
             if entry.problem:
                 self.ledger.add(entry.name, entry.student, entry.assignment, entry.changed, "refused",
                                 entry.problem)
-                self.error(f"{printable(entry.name)} cannot be graded: {entry.problem}")
+                self.error(f"{entry.name} cannot be graded: {entry.problem}")
                 continue
             if not self.exchange.settled(entry, now):
                 unsettled += 1
@@ -296,8 +294,12 @@ class Service:
                                 note=f"A later submission ({utc(latest.at)}) replaced it.")
             if latest.phase == "collected" or (latest.phase == "deferred" and now < latest.not_before):
                 continue
-            entry_path = self.exchange.inbound / latest.inbound
-            handed = read_entry(Entry(latest.inbound, entry_path, latest.student, latest.assignment, "", latest.at), [*self.recorder.ignore, "__MACOSX"])
+            handed = read_entry(self.exchange, self.exchange.entry(latest.inbound),
+                                [*self.recorder.ignore, "__MACOSX"])
+            if handed.problem:
+                self.ledger.set(latest.inbound, "refused", note=handed.problem)
+                self.error(f"{latest.inbound} cannot be graded: {handed.problem}")
+                continue
             if self.policy.attempts:
                 done = self.ledger.graded_since(*key, now - self.policy.window)
                 if len(done) >= self.policy.attempts:
@@ -309,9 +311,7 @@ class Service:
             sha = secret_sha(secret)
             collect(handed, self.submitted)
             _crash_point("collect")
-            found = {"notes": handed.sub.notes, "flags": handed.sub.flags, "backdated": ""}
-            if latest.note.startswith(BACKDATED_NOTE):
-                found["backdated"] = latest.note
+            found = {"notes": handed.sub.notes, "flags": handed.sub.flags}
             self.ledger.set(latest.inbound, "collected", secret_sha=sha,
                             notebooks="|".join(handed.notebooks), collected=json.dumps(found))
 
@@ -396,10 +396,6 @@ class Service:
         # what reading the exchange's folder found (links, unreadable files), said again here
         sub.notes = list(dict.fromkeys([*found.get("notes", []), *sub.notes]))
         sub.flags = list(dict.fromkeys([*found.get("flags", []), *sub.flags]))
-        if found.get("backdated"):
-            sub.timestamp = f"{dt.datetime.fromtimestamp(row.at, dt.timezone.utc):%Y-%m-%d %H:%M:%S.%f} UTC"
-            sub.notes.append(found["backdated"])
-            sub.flags.append(BACKDATED_FLAG)
         return sub
 
     def _failed_notice(self, row, sub, secret: bytes) -> None:

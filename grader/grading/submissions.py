@@ -19,6 +19,7 @@ read under a name with each such byte shown as U+FFFD, with a note and the flag
 """
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
@@ -33,6 +34,19 @@ from pathlib import Path, PurePosixPath
 MAX_FILE = 50 * 1024 * 1024  # bytes per file
 MAX_SUBMISSION = 200 * 1024 * 1024  # bytes per student and assignment
 MAX_FILES = 1000  # files per student and assignment
+# A notebook's structure, bounded as its bytes are: the grading process's own work on a
+# notebook (reading, repairing, scanning its code) grows with these, so a notebook over any
+# of them is not read (grader.grading.structure). Each is far above the course's largest
+# honest notebook, solved and with its outputs (in brackets).
+MAX_DEPTH = 100  # lists and objects inside each other in its JSON (8)
+MAX_VALUES = 5_000_000  # values in its JSON: strings, numbers, lists, objects (2,000)
+MAX_CELLS = 10_000  # cells (66)
+MAX_CELL_OUTPUTS = 1_000  # outputs of one cell (3)
+MAX_OUTPUTS = 10_000  # outputs in all (39)
+MAX_CELL_LINES = 5_000  # source lines of one cell (43)
+MAX_LINES = 50_000  # source lines in all (658)
+MAX_CODE = 1_000_000  # characters of code in all (20,291)
+MAX_CODE_DEPTH = 100  # how deep a code cell's syntax nests (17)
 NOT_READ, NO_TIME, NOT_UTF8 = "files not read", "no readable time", "file names not UTF-8"
 MAX_NAME = 100  # characters in a student's or an assignment's name
 MAX_PART = 255  # bytes in one part of a file's path: the most common file systems take no more
@@ -59,6 +73,7 @@ class Submission:
     timestamp: str | None = None
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # short labels for the instructor
+    changed: float = 0.0  # the latest st_ctime of its folder and the files read (0: a zip's)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -139,9 +154,11 @@ def name_problem(name: str) -> str:
 
 
 class _Collector:
-    def __init__(self, assignments: list[str], ignore: list[str]):
+    def __init__(self, assignments: list[str], ignore: list[str], guard=None):
         self.assignments = set(assignments)
         self.ignore = ignore
+        # why a file or folder may not be read, from its descriptor's status ("": it may)
+        self.guard = guard or (lambda info: "")
         self.subs: dict[tuple[str, str], Submission] = {}
         self.skipped: Counter = Counter()
         self.unsafe: dict[str, str] = {}
@@ -169,6 +186,12 @@ class _Collector:
         sub.notes.append(f"{what} was not read: {why}.")
         if NOT_READ not in sub.flags:
             sub.flags.append(NOT_READ)
+
+    def saw(self, student: str, assignment: str, info: os.stat_result) -> None:
+        """The submission's folder or one of its files has this status: keep its change time."""
+        sub = self.submission(student, assignment)
+        if sub is not None:
+            sub.changed = max(sub.changed, info.st_ctime)
 
     def add(self, student: str, assignment: str, rel: PurePosixPath, read, size: int) -> None:
         sub = self.submission(student, assignment)
@@ -257,23 +280,28 @@ def _kind(mode: int) -> str:
     return "it is not a regular file"
 
 
-def _read_file(path: str) -> bytes:
-    """A regular file's bytes, opened without following a link and without waiting on a
-    FIFO put in its place after it was listed; at most ``MAX_FILE`` + 1 bytes."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(0, "it is not a regular file")
-        chunks, left = [], MAX_FILE + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+# Each entry is opened relative to its folder's descriptor, never through a link (its own
+# name included), and judged by the status of the descriptor read from: nothing can be
+# swapped in between a check and the read. O_NONBLOCK: a FIFO put in a file's place does
+# not wait for a writer; O_NOCTTY: a terminal never becomes the grader's.
+OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
+def open_folder(path, dir_fd: int | None = None) -> int:
+    """A folder's descriptor, opened without following a link."""
+    return os.open(path, OPEN | os.O_DIRECTORY, dir_fd=dir_fd)
+
+
+def _read_fd(fd: int) -> bytes:
+    """A regular file's bytes, at most ``MAX_FILE`` + 1."""
+    chunks, left = [], MAX_FILE + 1
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def _listing(folder: Path, col: _Collector) -> list[Path]:
@@ -302,33 +330,84 @@ def _read_tree(top: Path, col: _Collector, only: str | None = None) -> None:
 def _read_assignment(student: str, adir: Path, col: _Collector, assignment: str | None = None) -> None:
     """Read ``adir``, the folder of ``student``'s ``assignment`` (by default, the folder's name)."""
     assignment = assignment or adir.name
+    try:
+        fd = open_folder(adir)
+    except OSError as exc:
+        col.not_read(student, assignment, PurePosixPath(), _refused(exc, adir))
+        return
+    try:
+        read_folder(student, assignment, fd, col)
+    finally:
+        os.close(fd)
 
-    def unreadable(exc: OSError) -> None:
-        where = Path(exc.filename or adir)
-        rel = PurePosixPath(*where.relative_to(adir).parts) if where != adir else PurePosixPath()
+
+def read_folder(student: str, assignment: str, fd: int, col: _Collector,
+                rel: PurePosixPath = PurePosixPath()) -> bool:
+    """Read the open folder ``fd`` (``rel`` inside ``student``'s ``assignment``) and all
+    under it; return whether it held anything but folders."""
+    col.saw(student, assignment, os.fstat(fd))
+    try:
+        with os.scandir(fd) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError as exc:
         col.not_read(student, assignment, rel, _why(exc))
-
+        return True
     found = False
-    for dirpath, dirnames, filenames in os.walk(adir, onerror=unreadable, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not _ignored([d], col.ignore))
-        for d in [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-            dirnames.remove(d)  # os.walk would not go in; said, not silently left out
-            filenames.append(d)
-        for fname in sorted(filenames):
-            path = Path(dirpath) / fname
-            rel = PurePosixPath(*path.relative_to(adir).parts)
-            try:
-                info = path.lstat()
-            except OSError as exc:
-                col.not_read(student, assignment, rel, _why(exc))
-                continue
-            found = True
-            if not stat.S_ISREG(info.st_mode):
-                col.not_read(student, assignment, rel, _kind(info.st_mode))
-                continue
-            col.add(student, assignment, rel, lambda path=path: _read_file(str(path)), info.st_size)
-    if not found:
-        col.add(student, assignment, PurePosixPath(), bytes, 0)
+    for entry in entries:
+        if not _ignored([entry.name], col.ignore):
+            found = _read_entry(student, assignment, fd, entry, rel / entry.name, col) or found
+    if not found and not rel.parts:
+        col.add(student, assignment, rel, bytes, 0)
+    return found
+
+
+def _read_entry(student: str, assignment: str, dir_fd: int, entry: os.DirEntry, rel: PurePosixPath,
+                col: _Collector) -> bool:
+    """Read one entry of a folder; return whether it held anything but folders."""
+    if not (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False)):
+        col.not_read(student, assignment, rel, _kind(_mode(entry)))  # never opened: a device may act
+        return True
+    try:
+        fd = os.open(entry.name, OPEN, dir_fd=dir_fd)
+    except OSError as exc:
+        col.not_read(student, assignment, rel, _refused(exc, entry.name, dir_fd))
+        return True
+    try:
+        info = os.fstat(fd)
+        folder = stat.S_ISDIR(info.st_mode)
+        problem = "" if folder or stat.S_ISREG(info.st_mode) else _kind(info.st_mode)
+        if not problem and folder and len(str(rel).encode("utf-8", "surrogateescape")) > MAX_PATH:
+            problem = f"its name is longer than {MAX_PATH} bytes"  # this bounds the folders open at once
+        problem = problem or col.guard(info)
+        if problem:
+            col.not_read(student, assignment, rel, problem)
+            return True
+        if folder:
+            return read_folder(student, assignment, fd, col, rel)
+        col.add(student, assignment, rel, lambda: _read_fd(fd), info.st_size)
+        col.saw(student, assignment, os.fstat(fd))  # after the read: any write before it counts
+        return True
+    finally:
+        os.close(fd)
+
+
+def _mode(entry: os.DirEntry) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return 0
+
+
+def _refused(exc: OSError, name, dir_fd: int | None = None) -> str:
+    """Why opening ``name`` failed, in a few words: O_NOFOLLOW refuses a link with ELOOP."""
+    if exc.errno == errno.ELOOP:
+        return _kind(stat.S_IFLNK)
+    if exc.errno == errno.ENXIO:  # a socket cannot be opened
+        try:
+            return _kind(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+        except OSError:
+            pass
+    return _why(exc)
 
 
 def _zip_prefix(names: list[PurePosixPath], assignments: set[str]) -> int:

@@ -18,6 +18,7 @@ reads as it does in the notebook, hidden tests included.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from ..course import CheckCall, check_calls
@@ -148,7 +149,7 @@ class Checker:
             if not verdict.passed:
                 message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
                     else verdict.message
-                return Verdict(False, message)
+                return dataclasses.replace(verdict, message=message)
             first = first or verdict
         return first
 

@@ -93,7 +93,9 @@ def error_info(exc: BaseException, answer) -> ErrorInfo:
         message = ""
     if isinstance(exc, HelperInputMismatch):  # a stand-in's: which helper, as data
         helper = exc.helper
-    return ErrorInfo(type(exc).__name__, message[:20_000], where, helper)
+    bases = tuple(c.__name__ for c in type(exc).__mro__[1:]
+                  if c.__module__ == "builtins" and c not in (Exception, BaseException, object))
+    return ErrorInfo(type(exc).__name__, message[:20_000], where, helper, bases)
 
 
 # ----------------------------------------------------------------------------- drivers
@@ -206,10 +208,11 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
     data = codec.decode(tree)
     pristine = codec.decode(tree)
     namespace = namespace_of(answer) if namespace is None else namespace
+    reached: set = set()
     with contextlib.ExitStack() as stack:
         stand_ins = (data.get("build") or {}).get("stand_ins")
         if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
-            stack.enter_context(installed(namespace, stand_ins))
+            reached = stack.enter_context(installed(namespace, stand_ins))
         if driver.threads == 1:
             stack.enter_context(one_thread())
         if driver.quiet:
@@ -217,10 +220,11 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
         try:
             value = driver.run(answer, data, namespace)
         except Exception as exc:  # the learner's code may raise anything
-            return Outcome(error=error_info(exc, answer))
+            return Outcome(error=error_info(exc, answer), reached=tuple(sorted(reached)))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:  # refused before it is encoded
         return _too_large()
-    return Outcome(value=as_data(value), mutated=_mutated(pristine, data))
+    return Outcome(value=as_data(value), mutated=_mutated(pristine, data),
+                   reached=tuple(sorted(reached)))
 
 
 def _too_large() -> Outcome:

@@ -115,6 +115,12 @@ class ErrorInfo:
     message: str = ""
     where: str = ""  # "line 3 of your code: `...`", if the learner's code raised it
     helper: str = ""  # another learner function that raised it (the composite's helper)
+    bases: tuple[str, ...] = ()  # the built-in exception classes it derives from
+
+    def is_a(self, kind: str) -> bool:
+        """Whether it is a ``kind`` (``"ValueError"``), its own class or a subclass of it:
+        a learner's ``class BadWeights(ValueError)`` rejects an input as well."""
+        return self.type == kind or kind in self.bases
 
     @property
     def gist(self) -> str:
@@ -128,19 +134,23 @@ class ErrorInfo:
 
 @dataclass
 class Outcome:
-    """What one run of an answer on one case gave: a value, or an error; and the name of
-    an argument it changed in place, if any."""
+    """What one run of an answer on one case gave: a value, or an error; the name of an
+    argument it changed in place, if any; and, in a run with stand-ins, the helpers whose
+    stand-ins it called (``reached``: the kernel's word, which only words a message)."""
 
     value: object = None
     error: ErrorInfo | None = None
     mutated: str = ""
+    reached: tuple[str, ...] = ()
 
     def to_data(self) -> dict:
+        extra = {"reached": list(self.reached)} if self.reached else {}
         if self.error is not None:
             e = self.error
+            bases = {"bases": list(e.bases)} if e.bases else {}
             return {"error": {"type": e.type, "message": e.message, "where": e.where,
-                              "helper": e.helper}, "mutated": self.mutated}
-        return {"value": self.value, "mutated": self.mutated}
+                              "helper": e.helper, **bases}, "mutated": self.mutated, **extra}
+        return {"value": self.value, "mutated": self.mutated, **extra}
 
     @classmethod
     def from_data(cls, d) -> Outcome:
@@ -148,12 +158,17 @@ class Outcome:
             return cls(error=ErrorInfo("BridgeError", "your notebook's Python sent back no result for this input"))
         mutated = d.get("mutated", "")
         mutated = mutated[:200] if isinstance(mutated, str) else ""
+        reached = d.get("reached")
+        reached = tuple(str(h)[:200] for h in reached[:50]) if isinstance(reached, list) else ()
         if "error" in d:
             e = d["error"] if isinstance(d["error"], dict) else {}
             text = lambda k, n: str(e.get(k, ""))[:n]  # noqa: E731
+            bases = e.get("bases")
+            bases = tuple(str(b)[:100] for b in bases[:20]) if isinstance(bases, list) else ()
             return cls(error=ErrorInfo(text("type", 200) or "Exception", text("message", 20_000),
-                                       text("where", 2000), text("helper", 200)), mutated=mutated)
-        return cls(value=d.get("value"), mutated=mutated)
+                                       text("where", 2000), text("helper", 200), bases),
+                       mutated=mutated, reached=reached)
+        return cls(value=d.get("value"), mutated=mutated, reached=reached)
 
 
 @dataclass

@@ -142,7 +142,10 @@ def _object(cls, data: dict, driver: Object, namespace: dict):
     return seen
 
 
-def _module(cls, data: dict, namespace: dict):
+def build_module(cls, data: dict):
+    """``cls`` built for the case ``data`` (its ``build``: arguments, seed, dtype and
+    weights) and put in eval mode; or, as data, why it could not be: not a module, or
+    parameters whose names and shapes do not fit the case's weights."""
     import torch
 
     build = data["build"] or {}
@@ -162,10 +165,21 @@ def _module(cls, data: dict, namespace: dict):
         with torch.no_grad():
             for name, value in state.items():
                 params[name].copy_(torch.as_tensor(np.asarray(value)).to(params[name].dtype))
-    obj.eval()
+    return obj.eval()
+
+
+def _module(cls, data: dict, namespace: dict):
+    import torch
+
+    build = data["build"] or {}
+    obj = build_module(cls, data)
+    if isinstance(obj, dict):
+        return obj
     args = materialise(data["args"], namespace)
     kwargs = materialise(data["kwargs"], namespace)
-    grads = build.get("grads")
+    # A stand-in's results are recorded values, outside autograd's graph: gradients are
+    # not asked for when a helper is stood in for (grader.learner.comparisons.ModuleOutcome).
+    grads = None if build.get("stand_ins") else build.get("grads")
     if not grads:
         with torch.no_grad():
             return {"output": obj(*args, **kwargs)}

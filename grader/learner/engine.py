@@ -332,7 +332,7 @@ def _error_message(exp: Expectations, case: Case, outcome: Outcome, mistake,
         diag = [f"Diagnosis: {blame}"]
     else:
         diag = [_hint(exp)] if exp.info.hint else []
-        if err.type == "ValueError":
+        if err.is_a("ValueError"):
             diag += ["This input is valid: the reference returns a result for it. If the "
                      "ValueError comes from one of your own checks, its condition is too "
                      "strict; otherwise look at the shapes your code combines."]
@@ -367,7 +367,7 @@ def _mutation_message(exp: Expectations, case: Case, outcome: Outcome) -> str:
 def _bad_input_message(exp: Expectations, bad, case: Case, outcome: Outcome) -> str:
     if outcome.error is None:
         got = "returned a result"
-    elif outcome.error.type == "ValueError":
+    elif outcome.error.is_a("ValueError"):
         got = "raised ValueError with an empty message"
     else:
         got = f"raised {outcome.error.type} ({outcome.error.message})"
@@ -418,8 +418,15 @@ def judge(exp: Expectations, subject: Subject, *,
     if failure is not None and exp.stand_ins and stand_ins:
         set_aside = [h for h in exp.helpers() if subject.helper_passes(h) is not True]
         if set_aside:
-            again = subject.run(exp.with_stand_ins(set_aside))
-            failure = _stood_in_failure(exp, cmp, again, set_aside, subject)
+            stood = exp.with_stand_ins(set_aside)
+            again = subject.run(stood)
+            unreached = _unreached(exp, again, set_aside)
+            if unreached and len(unreached) == len(_sealed(exp, set_aside)):
+                # No stand-in was used, so none earns anything: the first run's verdict.
+                failure = _not_reached(failure, info.name, unreached, subject)
+                set_aside = []
+            else:
+                failure = _stood_in_failure(exp, cmp, stood, again, set_aside, subject)
     if failure is not None:
         return _with_culprits(failure, info, subject, set_aside)
     if rules is not None and rules.required and not used:
@@ -439,7 +446,7 @@ def judge(exp: Expectations, subject: Subject, *,
         if outcome.error is not None and outcome.error.not_implemented:
             return Verdict(False, not_implemented_message(info.name, outcome.error),
                            raised_by=outcome.error.helper)
-        if outcome.error is not None and outcome.error.type == "ValueError" \
+        if outcome.error is not None and outcome.error.is_a("ValueError") \
                 and outcome.error.message.strip():
             continue
         return Verdict(False, fitted(lambda: _bad_input_message(exp, bad, case, outcome)))
@@ -510,8 +517,16 @@ def _blame(name: str, failing: tuple[str, ...]) -> str:
     one = len(failing) == 1
     names = failing[0] if one else ", ".join(failing[:-1]) + f" and {failing[-1]}"
     return (f"your {names} {'fails its own check' if one else 'fail their own checks'}, "
-            f"and {name} runs {'it' if one else 'them'}: the difference may come from there. "
-            f"Make {'that check' if one else 'those checks'} pass first.")
+            f"and {name} runs {'it' if one else 'them'}, with no stand-in possible here: the "
+            f"difference may come from there. Make {'that check' if one else 'those checks'} "
+            f"pass first.")
+
+
+def _first(message: str, note: str) -> str:
+    """``message`` with ``note`` in front of its diagnosis, after the headline: a failing
+    part is named before anything else is said."""
+    head, sep, rest = message.partition("\n\n")
+    return f"{head}\n\n{note}" + (f"\n\n{rest}" if sep else "")
 
 
 def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdict:
@@ -525,9 +540,15 @@ def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdic
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:
     """``cases`` run with stand-ins that know no result: any call on one of ``helpers``
     raises, so a composite is judged on what it checks itself."""
-    params = {h: t["params"] for tables in exp.stand_ins for h, t in tables.items()}
-    empty = {h: {"params": params[h], "salt": "", "entries": [], "calls": []}
-             for h in helpers if h in params}
+    empty: dict = {}
+    for tables in exp.stand_ins:
+        for h, table in tables.items():
+            if h in helpers:
+                known = empty.setdefault(h, {**table, "salt": "", "entries": [], "calls": [],
+                                             "builds": []})
+                for build in table.get("builds", ()):  # a module: built as on any case
+                    if build not in known["builds"]:
+                        known["builds"].append(build)
     return [c.with_build({**(c.build or {}), "stand_ins": empty}) for c in cases]
 
 
@@ -541,26 +562,61 @@ def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str
     if not failing:
         return failure
     note = _blame(info.name, failing)
-    return dataclasses.replace(failure, message=f"{failure.message}\n\n{note[0].upper()}{note[1:]}",
+    return dataclasses.replace(failure, message=_first(failure.message, f"{note[0].upper()}{note[1:]}"),
                                blamed=failing)
+
+
+def _names(helpers: list[str]) -> str:
+    return helpers[0] if len(helpers) == 1 else ", ".join(helpers[:-1]) + f" and {helpers[-1]}"
 
 
 def _set_aside_note(helpers: list[str]) -> str:
     if len(helpers) == 1:
         return (f"(Your {helpers[0]} fails its own check, so the reference's results stood in "
                 f"for it wherever this function calls it: one mistake costs only its own points.)")
-    names = ", ".join(helpers[:-1]) + f" and {helpers[-1]}"
-    return (f"(Your {names} fail their own checks, so the reference's results stood in for "
-            f"them wherever this function calls them: one mistake costs only its own points.)")
+    return (f"(Your {_names(helpers)} fail their own checks, so the reference's results stood in "
+            f"for them wherever this function calls them: one mistake costs only its own points.)")
 
 
-def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
-                      helpers: list[str], subject: Subject) -> Verdict | None:
+def _own_code_note(name: str, helpers: list[str]) -> str:
+    one = len(helpers) == 1
+    return (f"Your {_names(helpers)} {'fails its own check' if one else 'fail their own checks'}, "
+            f"so the reference's results stood in for {'it' if one else 'them'} here: what "
+            f"follows is about {name}'s own code.")
+
+
+def _unreached_note(name: str, helpers: list[str]) -> str:
+    one = len(helpers) == 1
+    it, its = ("it", "its") if one else ("them", "their")
+    return (f"Your {_names(helpers)} {'fails its own check' if one else 'fail their own checks'}. "
+            f"The check put the reference's results in {its} place, but your {name} never "
+            f"reached {it} where the reference calls {_names(helpers)} (it may do that work "
+            f"itself, or hold a copy the check cannot replace), so what follows may come from "
+            f"your {_names(helpers)}: make {'that check' if one else 'those checks'} pass first.")
+
+
+def _sealed(exp: Expectations, helpers: list[str]) -> list[str]:
+    """Those of ``helpers`` the reference calls on some case (whose stand-ins can be
+    reached at all)."""
+    return [h for h in helpers if any((tables.get(h) or {}).get("entries") for tables in exp.stand_ins)]
+
+
+def _unreached(exp: Expectations, outcomes: list[Outcome], helpers: list[str]) -> list[str]:
+    """The set-aside helpers the reference calls on some case whose stand-ins the answer
+    never called (the kernel's word, which only words the message: the verdict fails
+    either way)."""
+    called = {h for o in outcomes for h in o.reached}
+    return [h for h in _sealed(exp, helpers) if h not in called]
+
+
+def _stood_in_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
+                      outcomes: list[Outcome], helpers: list[str],
+                      subject: Subject) -> Verdict | None:
     """The verdict of the run with ``helpers`` set aside: None if it passes; a diagnosis
     if the composite gives a helper an input the reference never gives it; else the
     composite's own failure, with a note that the helpers were set aside."""
     name = exp.info.name
-    for case, outcome in zip(exp.cases, outcomes):
+    for case, outcome in zip(cases, outcomes):
         err = outcome.error
         if err is not None and err.type == MISMATCH:
             helper = err.helper
@@ -575,11 +631,29 @@ def _stood_in_failure(exp: Expectations, cmp: Comparison, outcomes: list[Outcome
                 f"Smallest input where it goes wrong{case_title(case)}:",
                 describe_input(case),
             ]), raised_by=helper, stood_in=tuple(helpers))
-    failure = _first_failure(exp, cmp, exp.cases, outcomes, subject, helpers)
+    failure = _first_failure(exp, cmp, cases, outcomes, subject, helpers)
     if failure is None:
         return None
-    return dataclasses.replace(failure, message=f"{failure.message}\n\n{_set_aside_note(helpers)}",
-                               stood_in=tuple(helpers))
+    present = [h for h in helpers if subject.helper_passes(h) is False]
+    missed = [h for h in _unreached(exp, outcomes, present)]
+    if missed:  # a failing helper it reaches another way may be the cause
+        message, blamed = _first(failure.message, _unreached_note(name, missed)), tuple(missed)
+    elif present:
+        message, blamed = _first(failure.message, _own_code_note(name, present)), failure.blamed
+    else:
+        message, blamed = failure.message, failure.blamed
+    return dataclasses.replace(failure, message=message, stood_in=tuple(helpers), blamed=blamed)
+
+
+def _not_reached(failure: Verdict, name: str, unreached: list[str], subject) -> Verdict:
+    """The first run's ``failure``, when the stand-ins of ``unreached`` were never called:
+    the learner's own helpers among them (written, and failing) are named first, since
+    the difference may be theirs."""
+    present = [h for h in unreached if subject.helper_passes(h) is False]
+    if not present:
+        return failure
+    return dataclasses.replace(failure, message=_first(failure.message, _unreached_note(name, present)),
+                               blamed=tuple(present))
 
 
 __all__ = ["Subject", "Verdict", "diagnose", "fmt_value", "judge", "not_implemented_message"]

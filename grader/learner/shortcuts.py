@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ast
 import dis
+import functools
 import inspect
 import linecache
 import sys
@@ -397,28 +398,33 @@ def scan_codes(todo: list, rules: Rules) -> tuple[list[Finding], set[str]]:
 
 def _recursion(state: _Scan) -> None:
     """A learner's function that reaches itself again through its calls is a loop."""
-    done, active = set(), set()
-
-    def visit(node) -> str:
-        active.add(node)
-        for callee, where in state.calls.get(node, {}).items():
-            if callee in active:
-                return where
-            if callee not in done:
-                found = visit(callee)
-                if found:
-                    return found
-        active.discard(node)
-        done.add(node)
-        return ""
-
+    done = set()
     for node in list(state.calls):
         if node not in done:
-            active.clear()
-            where = visit(node)
+            where = _cycle(state.calls, node, done)
             if where:
                 _loop(state, Finding("recursion (a function that calls itself again)", where))
                 return
+
+
+def _cycle(calls: dict, start, done: set) -> str:
+    """Where a call closes a cycle among the calls reachable from ``start``, or ""; a walk
+    with a stack of its own, not Python's: a learner's chain of calls can be long."""
+    active, stack = {start}, [(start, iter(calls.get(start, {}).items()))]
+    while stack:
+        node, edges = stack[-1]
+        for callee, where in edges:
+            if callee in active:
+                return where
+            if callee not in done:
+                active.add(callee)
+                stack.append((callee, iter(calls.get(callee, {}).items())))
+                break
+        else:
+            stack.pop()
+            active.discard(node)
+            done.add(node)
+    return ""
 
 
 def _where(top, code, ins, label: str) -> tuple[str, tuple]:
@@ -729,8 +735,11 @@ def _dotted(node) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=1024)
 def python_source(cell_source: str) -> str:
-    """A notebook cell as plain Python: IPython's magics become ordinary calls."""
+    """A notebook cell as plain Python: IPython's magics become ordinary calls. Kept for
+    the cells read again (every scan of a notebook reads each cell, and the cells given in
+    the release are the same in every submission)."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:  # pragma: no cover (IPython comes with the kernel)

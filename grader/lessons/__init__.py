@@ -34,6 +34,7 @@ from ..learner.comparisons import Comparison
 from ..learner.drivers import Call, Driver
 from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord, Work
 from ..learner.shortcuts import LOOP, Rules
+from ..learner.standin import ModuleCall
 from .stated import Check, Stated
 
 HIDDEN_SEED_OFFSET = 7919
@@ -43,8 +44,8 @@ PROBED_CASES = 4  # the smallest cases whose reference dependence is recorded (`
 FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
 HERE = Path(__file__).resolve().parent
 
-__all__ = ["BadInput", "Case", "Check", "Exercise", "LOOP", "Misconception", "Rules", "Stated",
-           "Work", "expectations", "get", "knob", "lessons", "load_all", "register"]
+__all__ = ["BadInput", "Case", "Check", "Exercise", "LOOP", "Misconception", "ModulesBuilt", "Rules",
+           "Stated", "Work", "expectations", "get", "knob", "lessons", "load_all", "register"]
 
 
 @dataclass
@@ -79,12 +80,15 @@ class Exercise:
     # the answer (a typed answer's key, which is recorded sealed).
     record: Callable | None = None
     # A composite's calls on the learner's other graded functions, as the reference makes
-    # them: ``calls(*args, **kwargs) -> [(helper, args, kwargs)]`` for one case. The
-    # helper's reference gives their results, sealed into stand-ins (grader.learner.standin)
-    # that take the place of a helper which fails its own check.
-    calls: Callable | None = None
-    # The learner's graded classes it builds or runs, which no stand-in replaces (a Block
-    # inside TinyTransformer): a failure names those that fail their own checks.
+    # them: ``calls(*args, **kwargs) -> [(helper, args, kwargs)]`` for one case (a module
+    # composite's gets the reference module, with the case's weights, first), or
+    # ``ModulesBuilt(("Block",))`` for module classes it builds. The helper's reference
+    # gives their results, sealed into stand-ins (grader.learner.standin) that take the
+    # place of a helper which fails its own check.
+    calls: Callable | ModulesBuilt | None = None
+    # The learner's graded parts it runs for which no stand-in can be sealed (the model
+    # that run_ablation trains): a failure names those that fail their own checks, and
+    # says that they could not be stood in for.
     uses: tuple[str, ...] = ()
     # The case's named numbers, from its arguments: ``quantities(*args, **kwargs) ->
     # {"d_k": 4, "√d_k": 2.0}``. A relation names them when a result is off by one of
@@ -350,28 +354,98 @@ def _mistake_outcomes(impl, driver: Driver, cases: list[Case]) -> list:
 
 def _stand_ins(ex: Exercise, cases: list[Case]) -> list[dict]:
     """Per case, the sealed table of each helper the reference calls (see ``Exercise.calls``)."""
-    from ..learner.standin import seal
+    from ..learner.standin import seal, seal_module
 
     if ex.calls is None:
         return []
     out = []
     for case in cases:
         salt = hashlib.sha256(f"{ex.name}\0{_key(case)}".encode()).hexdigest()[:16]
-        out.append({h: seal(h, get(h).reference, calls, salt)
-                    for h, calls in helper_calls(ex, case).items()})
+        tables = {}
+        for h, calls in helper_calls(ex, case).items():
+            modules = [c for c in calls if isinstance(c, ModuleCall)]
+            tables[h] = seal_module(h, get(h).reference, modules, salt) if modules else \
+                seal(h, get(h).reference, calls, salt)
+        out.append(tables)
     return out
 
 
-def helper_calls(ex: Exercise, case: Case) -> dict[str, list[tuple[tuple, dict]]]:
+@dataclass(frozen=True)
+class ModulesBuilt:
+    """``Exercise.calls`` of a module composite whose helpers are module classes it builds
+    (a model's Blocks): the reference is built and run as the driver runs it, with each
+    class named here recorded where the reference builds it, and every forward call of
+    those modules is a call on the helper."""
+
+    classes: tuple[str, ...]
+
+
+def helper_calls(ex: Exercise, case: Case) -> dict[str, list]:
     """The composite's calls on each of its helpers on ``case``, as the reference makes
-    them: ``{helper: [(args, kwargs)]}`` (empty for an exercise that is no composite)."""
+    them: ``{helper: [(args, kwargs)]}``, or ``[ModuleCall]`` for a module class (empty
+    for an exercise that is no composite). A module composite's ``calls`` gets the
+    reference module, built with the case's weights, before the case's arguments."""
     from ..learner import codec
+    from ..learner.drivers import Module
 
     if ex.calls is None:
         return {}
+    if isinstance(ex.calls, ModulesBuilt):
+        return _modules_built(ex, case, ex.calls.classes)
     by_helper: dict[str, list] = {}
-    args = codec.decode(codec.encode(list(case.args)))  # a copy: the calls may not change it
-    kwargs = codec.decode(codec.encode(dict(case.kwargs)))
+    data = codec.decode(codec.encode(case.for_kernel()))  # a copy: the calls may not change it
+    args, kwargs = list(data["args"]), dict(data["kwargs"])
+    if isinstance(ex.driver, Module):
+        args = [built_module(ex.reference, data)] + args
     for helper, h_args, h_kwargs in ex.calls(*args, **kwargs):
         by_helper.setdefault(helper, []).append((tuple(h_args), dict(h_kwargs)))
     return by_helper
+
+
+def built_module(cls, data: dict):
+    """``cls`` built as the module driver builds it for the case ``data`` (its weights
+    loaded), in eval mode."""
+    from ..learner.drivers import build_module
+
+    made = build_module(cls, data)
+    if isinstance(made, dict):
+        raise RuntimeError(f"the reference {cls.__name__} could not be built: {made}")
+    return made
+
+
+def _modules_built(ex: Exercise, case: Case, classes: tuple[str, ...]) -> dict[str, list]:
+    """Each forward call of a module of ``classes`` while the reference runs ``case``,
+    with the constructor arguments each module was built with."""
+    import torch
+
+    from ..learner import codec
+    from ..learner.agent import namespace_of
+
+    namespace = namespace_of(ex.reference)
+    made: list = []
+    saved = {name: namespace[name] for name in classes}
+
+    def recorder(name, cls):
+        def __init__(self, *args, **kwargs):
+            cls.__init__(self, *args, **kwargs)
+            made.append((name, self, (args, kwargs)))
+        return type(cls.__name__, (cls,), {"__init__": __init__, "__module__": cls.__module__})
+
+    data = codec.decode(codec.encode(case.for_kernel()))
+    try:
+        namespace.update({name: recorder(name, cls) for name, cls in saved.items()})
+        model = built_module(ex.reference, data)
+    finally:
+        namespace.update(saved)
+    calls: dict[str, list] = {name: [] for name in classes}
+    hooks = [module.register_forward_pre_hook(
+        lambda m, args, kwargs, name=name, init=init:
+            calls[name].append(ModuleCall(init, m, tuple(args), dict(kwargs))), with_kwargs=True)
+        for name, module, init in made]
+    try:
+        with torch.no_grad():
+            model(*data["args"], **data["kwargs"])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return {name: found for name, found in calls.items() if found}

@@ -299,10 +299,21 @@ def _bad(why: str, d_model=4, n_heads=2, t_q=2, t_k=2, t_v=2, q_features=4, mask
                          build=module_build(d_model, n_heads)), why)
 
 
+def mha_calls(mha, query, key, value, mask=None):
+    """The reference's calls on the learner's split_heads and merge_heads, for their
+    stand-ins (``mha``: the reference module with the case's weights)."""
+    with torch.no_grad():
+        _, weights = mha(query, key, value, mask)
+        q, k, v = mha.w_q(query), mha.w_k(key), mha.w_v(value)
+        heads = weights @ ref.split_heads(v, mha.n_heads)
+    return [("split_heads", (q, mha.n_heads), {}), ("split_heads", (k, mha.n_heads), {}),
+            ("split_heads", (v, mha.n_heads), {}), ("merge_heads", (heads,), {})]
+
+
 register(Exercise(
     name="MultiHeadAttention", reference=ref.MultiHeadAttention, cases=mha_cases,
     probes=("key", "value"), outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
-    uses=("split_heads", "merge_heads"),
+    calls=mha_calls,
     misconceptions=MODULE_MISTAKES,
     bad_inputs=[
         _bad("4 heads cannot share d_model = 6 equally", 6, 4, q_features=6),

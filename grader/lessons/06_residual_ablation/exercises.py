@@ -22,7 +22,7 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
-from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import BadInput, Case, Exercise, Misconception, ModulesBuilt, Stated, knob, register
 from ..stated import VALUES
 from . import reference as ref
 from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
@@ -187,7 +187,8 @@ def model_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 
 register(Exercise(
-    name="TinyTransformer", reference=ref.TinyTransformer, cases=model_cases, uses=("Block",),
+    name="TinyTransformer", reference=ref.TinyTransformer, cases=model_cases,
+    calls=ModulesBuilt(("Block",)),
     driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("tokens",),
     misconceptions=[
         Misconception("residual flag not passed to the blocks",
