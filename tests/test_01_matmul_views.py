@@ -408,6 +408,11 @@ def einsum_scores_one_item_at_a_time(Q, K):
     return np.array(out).reshape(Q.shape[:-1] + K.shape[-2:-1])
 
 
+def outer_by_broadcasting(A, B):
+    A, B = matmul_operands(A, B)
+    return (A.T[:, :, None] * B[:, None, :]).sum(axis=0)
+
+
 def mixture_without_a_message(W, V):
     return _mixture(W, V, message="")
 
@@ -422,15 +427,16 @@ OPERANDS = ("`matmul_operands` turns lists into arrays and raises a `ValueError`
             "do not fit")
 BREAKS = {
     ("matmul_dot", NO_PRODUCTS): uses_at,
-    ("matmul_dot", "with explicit loops over i and j"): dot_by_broadcasting,
+    ("matmul_dot", "with a Python loop (over i and j: one entry at a time)"): dot_by_broadcasting,
     ("matmul_dot", OPERANDS): accepts_anything,
     ("matmul_rows", NO_PRODUCTS): uses_method,
-    ("matmul_rows", "Loop over i and p."): rows_by_broadcasting,
+    ("matmul_rows", "with a Python loop (over i and p)"): rows_by_broadcasting,
     ("matmul_rows", OPERANDS): accepts_anything,
     ("matmul_cols", NO_PRODUCTS): cols_with_dot,
-    ("matmul_cols", "Loop over j and p."): cols_by_broadcasting,
+    ("matmul_cols", "with a Python loop (over j and p)"): cols_by_broadcasting,
     ("matmul_cols", OPERANDS): accepts_anything,
     ("matmul_outer", NO_PRODUCTS): outer_with_tensordot,
+    ("matmul_outer", "with a Python loop (over p)"): outer_by_broadcasting,
     ("matmul_outer", OPERANDS): accepts_anything,
     ("batched_matmul", "with no Python loop"): batched_with_loop,
     ("einsum_scores", "Use np.einsum"): scores_by_broadcasting,

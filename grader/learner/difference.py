@@ -127,7 +127,14 @@ def _arrays_differ(expected: np.ndarray, actual: np.ndarray, tol: Tolerance, whe
 
 
 def difference(expected, actual, tol: Tolerance = FLOAT64, where: str = "") -> str | None:
-    """``None`` if ``actual`` matches ``expected`` within ``tol``, else what differs."""
+    """``None`` if ``actual`` matches ``expected`` within ``tol``, else what differs.
+
+    A NumPy boolean array (a mask) must come back as a NumPy array: a mask in a list or a
+    tensor has the right pattern but not what the next step needs (``~mask``,
+    ``np.where``). Other values are compared by their numbers, whatever holds them."""
+    if isinstance(expected, np.ndarray) and expected.dtype == bool and actual is not None \
+            and not isinstance(actual, np.ndarray):
+        return f"{where}returned {_type_name(actual)}, expected a NumPy array of dtype bool"
     expected, actual = to_numpy(expected), to_numpy(actual)
     if isinstance(expected, dict):
         if not isinstance(actual, dict):

@@ -477,6 +477,16 @@ def _type(got, want, tol) -> Relation | None:
                                     f"out (`.item()`).")
         return None
     w, g = to_numpy(want), to_numpy(got)
+    if isinstance(want, np.ndarray) and want.dtype == bool and got is not None \
+            and not isinstance(got, np.ndarray):
+        a = _array(g)
+        if a is not None and a.shape == w.shape and np.array_equal(a.astype(bool), w):
+            held = "a tensor" if type(got).__module__.startswith("torch") else \
+                f"a {type(got).__name__}"
+            return Relation("type", f"your mask has the right pattern, but it is {held} where a "
+                                    f"NumPy array of dtype bool is expected (the next step "
+                                    f"reads it with `~mask` and `np.where`): return "
+                                    f"`np.array(...)`, or build it with NumPy from the start.")
     if isinstance(w, np.ndarray) and w.dtype == bool and not isinstance(g, bool):
         a = _array(g)
         if a is not None and a.shape == w.shape and np.isin(a, (0.0, 1.0)).all() and \

@@ -220,7 +220,7 @@ register(
             "its columns, which are the columns of B."),
     ], "C[i, j] pairs row i of A with column j of B: multiply them entry by entry and add. "
        "Work the smallest input above by hand and find the first entry of yours that differs.",
-        loop="a Python loop over i and j", words="with explicit loops over i and j"),
+        loop="a Python loop (over i and j)", words="with a Python loop (over i and j: one entry at a time)"),
     _product_exercise("matmul_rows", ref.matmul_rows, [
         Misconception(
             "weights from a column of A", A_T_B,
@@ -243,7 +243,7 @@ register(
             "combination of the rows of B: `A[i, p] * B[p, :]`."),
     ], "Row i of C is a weighted sum of the rows of B, and its weights are row i of A. Build "
        "row 0 of the input above by hand, term by term, and compare it with yours.",
-        loop="a Python loop over i and p", words="Loop over i and p."),
+        loop="a Python loop (over i and p)", words="with a Python loop (over i and p)"),
     _product_exercise("matmul_cols", ref.matmul_cols, [
         Misconception(
             "weights from a row of B", A_B_T,
@@ -266,7 +266,7 @@ register(
             "a combination of the columns of A: `B[p, j] * A[:, p]`."),
     ], "Column j of C is a weighted sum of the columns of A, and its weights are column j of "
        "B. Build column 0 of the input above by hand, term by term, and compare it with "
-       "yours.", loop="a Python loop over j and p", words="Loop over j and p."),
+       "yours.", loop="a Python loop (over j and p)", words="with a Python loop (over j and p)"),
     _product_exercise("matmul_outer", ref.matmul_outer, [
         Misconception(
             "outer product of a row of A and a column of B", knob(_product_of, formula="(B A)ᵀ"),
@@ -277,7 +277,8 @@ register(
             "you paired column p of A with column p of B. The second factor of each outer "
             "product is row p of B (`B[p, :]`)."),
     ], "C is a sum of k rank-1 matrices, one for each p, each made from a column of A and a "
-       "row of B. Print the terms for the input above and check that they add up to A B."),
+       "row of B. Print the terms for the input above and check that they add up to A B.",
+       loop="a Python loop (over p)", words="with a Python loop (over p)"),
 )
 
 

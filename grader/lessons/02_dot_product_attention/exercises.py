@@ -305,6 +305,7 @@ register(Exercise(
     stated=(Stated("loop over the keys", SOURCE_SCAN, "should use a Python loop over the keys"),
             Stated("No `@`, `np.matmul` or `np.einsum` here.", SOURCE_SCAN,
                    "asks you to do by hand"),
+            Stated("so that large scores do not overflow", VALUES, "overflow encountered in exp"),
             KEEP_THEM),
 ))
 

@@ -44,6 +44,20 @@ def _variants(case: Case) -> list[Case]:
         (lambda a: np.asarray(a, dtype=np.float64), "floats"))]
 
 
+# Numbers past what a float holds exactly: integers beyond 2**53, and fractions whose
+# denominators pass a million (Fraction.limit_denominator's default). An answer that works
+# in floats and turns the result back into Fractions is exact on the small cases only.
+BIG = 2 ** 60 + 3
+PRIMES = (1009, 1013)  # a product of two of them is past a million
+
+
+def _beyond_floats(rng: np.random.Generator, shape) -> np.ndarray:
+    """Fractions with numerators past 2**53 or denominators past a million."""
+    whole = FRACTIONS(_ints(rng, shape, -3, 3)) * BIG
+    parts = FRACTIONS(_ints(rng, shape, 1, 7)) / PRIMES[0] / PRIMES[1]
+    return np.where(rng.integers(0, 2, size=shape).astype(bool), whole, parts + 1)
+
+
 def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     shapes = [(1, 1, 1), (2, 2, 2), (2, 3, 2), (3, 4, 4), (3, 2, 4)] + (  # (d_k, T_k, T_q)
         [(1, 3, 3), (4, 2, 2), (2, 4, 1), (5, 3, 3), (3, 5, 4)] if hidden else [])
@@ -53,6 +67,11 @@ def score_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
              for d, t_k, t_q in shapes]
     halves = Case((FRACTIONS(_ints(rng, (2, 3), -3, 3)) / 2,
                    FRACTIONS(_ints(rng, (2, 3), -3, 3)) / 3), note="fractions")
+    cases.append(Case((FRACTIONS(_ints(rng, (2, 3), -3, 3)) / PRIMES[0],
+                       FRACTIONS(_ints(rng, (2, 2), -3, 3)) / PRIMES[1]),
+                      note="fractions with large denominators"))
+    cases.append(Case((_ints(rng, (2, 2), -3, 3) * BIG, _ints(rng, (2, 3), -3, 3)),
+                      note="integers too large for a float"))
     return cases + [halves] + _variants(cases[3])
 
 
@@ -66,6 +85,7 @@ def half_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
         cases += [Case((_ints(rng, (3, 5), -9, 9),), note="rectangular"),
                   Case((np.array([[-7], [-6], [11]]),), note="one column"),
                   Case((_ints(rng, (5, 5), -12, 12),), note="wider range")]
+    cases.append(Case((_beyond_floats(rng, (3, 3)),), note="numbers too large for a float"))
     fractions = np.array([[Fraction(7, 3), Fraction(-5, 2)], [Fraction(1, 2), Fraction(-9, 4)]])
     return cases + [Case((fractions,), note="fractions")] + _variants(cases[3])
 
@@ -81,14 +101,26 @@ def power_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
         cases += [Case((_ints(rng, (3, 5), -2, 4),), note="rectangular"),
                   Case((_ints(rng, (5, 2), -1, 4),), note="rectangular"),
                   Case((np.array([[4, 4], [4, 4]]),), note="equal scores")]
+    cases.append(Case((np.array([[40, 0, 3], [-2, 38, 1], [0, 1, 41]]),),
+                      note="powers of 3 too large for a float"))
     return cases + _variants(cases[4])
 
 
-def _attention_case(rng, d_in, T, d_k, d_v) -> Case:
+def _attention_case(rng, d_in, T, d_k, d_v, weights: int = 1) -> Case:
     X = _ints(rng, (d_in, T), 0, 1)
     X[rng.integers(d_in), :] = 1  # no token of all zeros
-    Ws = tuple(_ints(rng, (d, d_in), -1, 1) for d in (d_k, d_k, d_v))
+    Ws = tuple(_ints(rng, (d, d_in), -weights, weights) for d in (d_k, d_k, d_v))
     return Case((X, *Ws), note="d_v = T" if T == d_v else "")
+
+
+def _past_floats(rng) -> Case:
+    """Weights up to ±4, so scaled scores differ by dozens and 3**S passes what a float
+    holds exactly: only exact steps give the right fractions."""
+    X = np.array([[1, 0, 1, 1], [1, 1, 0, 1], [0, 1, 1, 1], [1, 1, 1, 0]])
+    W_Q = np.array([[4, 3, -2, 4], [-3, 4, 4, 2]])
+    W_K = np.array([[4, -4, 3, 3], [2, 4, -3, 4]])
+    W_V = _ints(rng, (3, 4), -4, 4)
+    return Case((X, W_Q, W_K, W_V), note="scores too large for a float's powers of 3")
 
 
 def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -96,7 +128,7 @@ def attention_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     # The published worksheet is not among the cases: a message never shows its key.
     sizes = [(2, 2, 1, 2), (3, 2, 2, 1), (4, 3, 2, 3), (6, 4, 3, 3), (5, 3, 3, 2)] + (
         [(3, 3, 2, 3), (6, 4, 3, 4), (4, 5, 2, 2), (2, 4, 2, 3)] if hidden else [])
-    cases = [_attention_case(rng, *s) for s in sizes]
+    cases = [_attention_case(rng, *s) for s in sizes] + [_past_floats(rng)]
     return cases + _variants(cases[3])
 
 
@@ -243,7 +275,12 @@ register(
          Misconception("truncates toward zero", knob(ref._scaled, scaling="int(s/2)"),
                        MSG_TRUNCATE),
          Misconception("no floor", knob(ref._scaled, scaling="s/2"), MSG_NO_FLOOR),
-         Misconception("divides by √3", knob(ref._scaled, scaling="s/√3"), MSG_SQRT3)],
+         Misconception("divides by √3", knob(ref._scaled, scaling="s/√3"), MSG_SQRT3),
+         Misconception(
+             "goes through a float", knob(ref._scaled, scaling="floor(float(s)/2)"),
+             "you turned the scores into floats on the way (float(s), np.floor on a float array "
+             "or a float division), and a float holds only 53 bits: 2**60 + 3 becomes 2**60. "
+             "Stay with whole numbers and Fractions: s // 2 is exact for both.")],
         [_bad("S contains NaN", np.array([[1.0, np.nan]])),
          _bad("S is a vector, not a matrix of scores", np.array([1, 2, 3])),
          _bad("S holds strings, not numbers", [["3", "4"]])],

@@ -111,6 +111,7 @@ SCALINGS = {
     "int(s/2)": lambda s: Fraction(int(s / 2)),  # toward zero
     "s/2": lambda s: s / 2,
     "s/√3": lambda s: float(s) / math.sqrt(3),
+    "floor(float(s)/2)": lambda s: Fraction(math.floor(float(s) / 2)),  # through a float
 }
 
 
