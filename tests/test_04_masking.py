@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from grader import CheckFailed, check
+from grader.learner.validation import positive_int
 from grader import reference as ref
 from grader.learner.fixtures import build
 from grader.learner.plugins import lesson_part
@@ -384,6 +385,21 @@ def is_causal_without_the_given_lines(attend, T, d, seed=0):
     return True
 
 
+def is_causal_moving_the_later_tokens(attend, T, d, seed=0):
+    """The later tokens moved by 1, not drawn again: a change that any attention notices."""
+    if not callable(attend):
+        raise ValueError("attend must be a function")
+    T, d = positive_int(T, "T"), positive_int(d, "d")
+    X = np.random.default_rng(seed).normal(size=(T, d))
+    before = np.asarray(attend(X))
+    for t in range(T - 1):
+        changed = X.copy()
+        changed[t + 1:] += 1
+        if not np.allclose(np.asarray(attend(changed))[:t + 1], before[:t + 1]):
+            return False
+    return True
+
+
 GIVEN = "The first lines of each function (checking the input) are given."
 BREAKS = {
     ("causal_mask", "a `[T, T]` array of dtype `bool`"): causal_as_floats,
@@ -412,6 +428,8 @@ BREAKS = {
                                 "at the padding"): mha_mask_as_numpy,
     ("to_mha_key_padding_mask", GIVEN): mha_mask_without_the_given_lines,
     ("is_causal", GIVEN): is_causal_without_the_given_lines,
+    ("is_causal", "replace the tokens *after* `t` (`X[t + 1:]`) with new random"):
+        is_causal_moving_the_later_tokens,
 }
 
 

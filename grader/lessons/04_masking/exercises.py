@@ -398,11 +398,13 @@ register(Exercise(
 def causal_cases(rng, hidden):
     chosen = [("identity", 1, 2), ("causal", 3, 2), ("full", 3, 2), ("first token", 3, 2),
               ("anti-causal", 3, 2), ("after softmax", 4, 3), ("one ahead", 4, 2),
-              ("no diagonal", 4, 2), ("leaks into first", 5, 2), ("prefix average", 5, 3)]
+              ("no diagonal", 4, 2), ("leaks into first", 5, 2), ("prefix average", 5, 3),
+              ("future's waves", 4, 2)]
     if hidden:
         chosen += [("causal -1e9", 4, 3), ("next token", 4, 1), ("mean", 3, 3), ("causal", 6, 4),
                    ("leaks into first", 6, 3), ("after softmax", 5, 2), ("identity", 5, 2),
-                   ("first token", 6, 1), ("one ahead", 2, 3), ("full", 7, 2)]
+                   ("first token", 6, 1), ("one ahead", 2, 3), ("full", 7, 2),
+                   ("future's waves", 6, 3)]
     chosen.sort(key=lambda c: c[1])  # smallest T first: a fixture has no array to size a case
     return [Case((attend_fixture(kind), T, d, int(rng.integers(0, 1000))),
                  note="causal" if ATTENDS[kind][1] else "not causal") for kind, T, d in chosen]
@@ -432,6 +434,11 @@ register(Exercise(
                       "you changed *earlier* tokens and checked that *later* outputs stayed the "
                       "same: attention may use that direction. Causal means the future never "
                       "reaches the past: change the tokens after t and check outputs 0..t."),
+        Misconception("moves the later tokens", causal_test(redraw=False),
+                      "you moved the tokens after t (added a number to them) instead of drawing "
+                      "new random ones. A layer that reads the later tokens through a function "
+                      "that repeats, such as sin(2πx), never sees a move by 1. Replace them with "
+                      "new random rows: X2[t + 1:] = rng.normal(size=...)."),
         Misconception("only the last token changed", causal_test(every_t=False),
                       "you changed only the last token. A leak can come from any later token "
                       "(here query 0 sees key 2): for every t, change all the tokens after t and "
@@ -442,5 +449,6 @@ register(Exercise(
                 bad(attend_fixture("causal"), 3, 0, 0, why="d = 0 is not a feature size")],
     hint=("Causal means that output t never depends on the tokens after t. For every t, change "
           "only the tokens after t and check outputs 0 to t, with X drawn from the given seed."),
-    stated=(GIVEN,),
+    stated=(Stated("replace the tokens *after* `t` (`X[t + 1:]`) with new random", VALUES,
+                   "instead of drawing new random ones"), GIVEN),
 ))

@@ -56,6 +56,14 @@ def _tril(T: int, k: int = 0) -> np.ndarray:
     return np.tri(T, T, k, dtype=bool)
 
 
+def _future_waves(X) -> np.ndarray:
+    """Token i plus sin(2πx) summed over the tokens after it: the later tokens moved by a
+    whole number leave it as it is, new random tokens do not."""
+    waves = np.sin(2 * np.pi * X)
+    later = np.cumsum(waves[::-1], axis=0)[::-1]  # row i: the sum over rows i..T-1
+    return X + np.concatenate([later[1:], np.zeros_like(X[:1])])
+
+
 def _leaks_into_first(T: int) -> np.ndarray:
     allowed = _tril(T)
     allowed[0, min(2, T - 1)] = True
@@ -89,6 +97,8 @@ ATTENDS = {
                    lambda X: np.concatenate([X[1:], np.zeros_like(X[:1])])),
     "mean": ("every output is the mean of all tokens", False,
              lambda X: np.broadcast_to(X.mean(axis=0), X.shape).copy()),
+    "future's waves": ("output i is token i plus sin(2πx) summed over the tokens after it",
+                       False, _future_waves),
 }
 
 

@@ -295,11 +295,11 @@ ROWS = {  # which rows of X (tokens) or of the output, for a position t
 
 
 def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up to t",
-               every_t=True, last_t=False) -> bool:
+               every_t=True, last_t=False, redraw=True) -> bool:
     """Whether ``attend`` passes the causal test: for each position t (``every_t``, else
     only the last one, t = T − 2; ``last_t``: t = T − 1 as well, which has no token after
-    it), replace the tokens ``change`` names with new random rows and compare the outputs
-    ``compare`` names with the originals."""
+    it), replace the tokens ``change`` names with new random rows (``redraw``; else move
+    them all by 1) and compare the outputs ``compare`` names with the originals."""
     if not callable(attend):
         raise ValueError(f"attend must be a function of X [T, d], got {type(attend).__name__}")
     T = positive_int(T, "T")
@@ -318,7 +318,7 @@ def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up 
     for t in positions:
         changed = X.copy()
         rows = ROWS[change](t)
-        changed[rows] = rng.normal(size=changed[rows].shape)
+        changed[rows] = rng.normal(size=changed[rows].shape) if redraw else changed[rows] + 1
         after = np.asarray(attend(changed), dtype=float)
         kept = ROWS[compare](t)
         if not np.allclose(after[kept], before[kept], rtol=1e-9, atol=CAUSAL_ATOL):
