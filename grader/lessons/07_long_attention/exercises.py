@@ -81,6 +81,9 @@ def too_much_memory(right: str, holds: str, fix: str) -> str:
 # The blocks come as a one-shot stream. A copy of every block kept cannot be told from a number
 # the answer needs, so the largest case streams 2,097,152 scores with the budget of one block.
 STREAM_BLOCKS, STREAM_BLOCK = 512, 4096
+# And 4,096 blocks of 16, with the budget of one such block: a pair of numbers kept per block
+# (a list of each block's m and s) is past it.
+MANY_BLOCKS = 1 << 12
 STREAM = ("the check hands the blocks over as a stream, as scores arrive when computed block by "
           "block: each comes once, in order, and then it is gone. ")
 ONE_PASS_STREAM = {"stream": 0, "say": {
@@ -120,12 +123,15 @@ def stats_cases(rng, hidden):
     last = plans[-1][0]
     stream = normal_blocks_fixture(int(rng.integers(0, 10_000)), STREAM_BLOCKS, STREAM_BLOCK,
                                    scale=3.0)
-    return [Case((b,), note=note) for b, note in plans] + [
+    cases = [Case((b,), note=note) for b, note in plans] + [
         Case(([b.astype(np.float32) for b in last],), note="float32 blocks", tol=FLOAT32),
         Case(([b.tolist() for b in last],), note="blocks as Python lists"),
         Case(([np.round(b).astype(np.int64) for b in last],), note="blocks of integer scores"),
         Case((stream,), note=f"{STREAM_BLOCKS} blocks of {STREAM_BLOCK:,} scores, with a memory "
              "budget", build={"memory_budget": memory_budget(STREAM_BLOCK, 2), "late": []})]
+    many = normal_blocks_fixture(int(rng.integers(0, 10_000)), MANY_BLOCKS, 16, scale=3.0)
+    return cases + [Case((many,), note=f"{MANY_BLOCKS:,} blocks of 16 scores, with a memory budget",
+                         build={"memory_budget": memory_budget(16, 2), "late": []})]
 
 
 stats = functools.partial(knob, ref._online_stats)
@@ -142,6 +148,10 @@ register(Exercise(
             "np.array(b)), to read them again after the last one, the two-pass softmax with a "
             "list in the middle, whose memory grows with the row", "Fold each block into m and "
             "s as it comes, and keep nothing else between blocks.")),
+        Misconception("a summary kept per block", stats(summaries=True), too_much_memory(
+            "result is", "it keeps each block's own maximum and sum (in a list, to merge them "
+            "after the last block), and that list grows with the number of blocks", "Merge each "
+            "block into the running m and s as it comes: the running pair is all you keep.")),
         Misconception("sum of exp(x)", stats(shift=False), (
             "your sum adds up exp(x) itself. The sum that goes with the maximum m is the sum of "
             "exp(x - m): lesson 02's two-pass softmax subtracts m before exponentiating, and "
@@ -207,10 +217,11 @@ def one_pass_cases(rng, hidden):
     cases += [as_float32(cases[-1]), as_lists(cases[-1]), as_strided(cases[-1])]
     n, d, block = ONE_PASS_KEYS, ONE_PASS_WIDTH, ONE_PASS_BLOCK
     seed = int(rng.integers(0, 10_000))
-    return cases + [Case(
+    cases.append(Case(
         (normal(rng, (d,)), normal_fixture(seed, (n, d)), normal_fixture(seed + 1, (n, d)), block),
         note=f"{n:,} keys in blocks of {block}, with a memory budget",
-        build={"memory_budget": memory_budget(block, 2 * d + 2)})]
+        build={"memory_budget": memory_budget(block, 2 * d + 2)}))
+    return cases
 
 
 # K and V note which rows are read: a row read again after later rows (more than a block

@@ -64,11 +64,23 @@ def _finish(s, o, normalise="end"):
 
 # ----------------------------------------------------------------------------- the statistics
 
-def _online_stats(scores_blocks, *, start=-np.inf, shift=True, keep=False, **absorb_knobs):
+def _merged(summaries):
+    """Per-block ``(m_b, s_b)`` merged after the last block."""
+    m = max(float(b[0]) for b in summaries)
+    return m, float(sum(b[1] * np.exp(b[0] - m) for b in summaries))
+
+
+def _online_stats(scores_blocks, *, start=-np.inf, shift=True, keep=False, summaries=False,
+                  **absorb_knobs):
     """``(max, sum)`` in one pass. ``start``: the running maximum before any block;
     ``shift``: the sum is of ``exp(x - max)`` (else of ``exp(x)``); ``keep``: a copy of
     every block is kept and read again after the last one (two passes, with memory for the
-    whole row)."""
+    whole row); ``summaries``: each block's own maximum and sum are kept, and merged after
+    the last block (memory that grows with the number of blocks)."""
+    if summaries:
+        kept = [(b.max(), np.exp(b - b.max()).sum()) for b in score_blocks(scores_blocks)]
+        with np.errstate(invalid="ignore"):
+            return _merged(kept)
     if keep:
         kept = [b.copy() for b in score_blocks(scores_blocks)]
         m = max(float(b.max()) for b in kept)
