@@ -9,6 +9,7 @@ tampered reply): a kernel that reports a required name as used changes nothing.
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -493,3 +494,106 @@ def test_a_timing_magic_is_read_as_the_code_it_times():
     assert python_source(hidden) == "prefix_average = lambda X: np.cumsum(X, axis=-2)\n"
     other = "%env FOO=1"
     assert "run_line_magic('env'" in python_source(other)
+
+
+# ------------------------------------- values the code reaches through no name it loads
+# A parameter's default and a class attribute read through self are found by the source
+# scan at grading, where they are written; the notebook's scan of the live function must
+# find them too, or a learner is told ✓ and loses the points at grading.
+
+LIVE_REACH = {
+    "a default": ("attend_one_query", "np.einsum", '''
+def attend_one_query(q, K, V, _contract=np.einsum):
+    q, K, V = np.asarray(q, float), np.asarray(K, float), np.asarray(V, float)
+    if q.ndim != 1 or K.ndim != 2 or V.ndim != 2 or K.shape[1] != len(q) or len(V) != len(K):
+        raise ValueError("q, K and V do not fit")
+    s = np.array([_contract("d,d->", q, K[i]) for i in range(len(K))]) / np.sqrt(len(q))
+    w = np.exp(s - s.max())
+    return sum(w[i] / w.sum() * V[i] for i in range(len(K)))
+'''),
+    "a keyword-only default": ("attend_one_query", "np.einsum", '''
+def attend_one_query(q, K, V, *, _contract=np.einsum):
+    q, K, V = np.asarray(q, float), np.asarray(K, float), np.asarray(V, float)
+    if q.ndim != 1 or K.ndim != 2 or V.ndim != 2 or K.shape[1] != len(q) or len(V) != len(K):
+        raise ValueError("q, K and V do not fit")
+    s = np.array([_contract("d,d->", q, K[i]) for i in range(len(K))]) / np.sqrt(len(q))
+    w = np.exp(s - s.max())
+    return sum(w[i] / w.sum() * V[i] for i in range(len(K)))
+'''),
+    "a library twin under another module": ("masked_softmax", "softmax", '''
+_rows = torch.special.softmax
+
+def masked_softmax(scores, mask):
+    scores = np.asarray(scores, dtype=float)
+    mask = np.broadcast_to(np.asarray(mask, dtype=bool), scores.shape)
+    w = _rows(torch.from_numpy(np.where(mask, scores, -np.inf)), dim=-1).numpy()
+    return np.nan_to_num(w, nan=0.0)
+'''),
+    "an instance of a library loop": ("batched_matmul", "np.vectorize", '''
+_each = np.vectorize(np.matmul, signature="(n,k),(k,m)->(n,m)")
+
+def batched_matmul(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    if A.ndim < 2 or B.ndim < 2 or A.shape[-1] != B.shape[-2]:
+        raise ValueError("A and B do not fit")
+    return _each(A, B)
+'''),
+}
+
+HONEST_LIVE = {
+    "attend_one_query": '''
+def attend_one_query(q, K, V, eps=0.0, *, dtype=np.float64):
+    q, K, V = np.asarray(q, dtype), np.asarray(K, dtype), np.asarray(V, dtype)
+    if q.ndim != 1 or K.ndim != 2 or V.ndim != 2 or K.shape[1] != len(q) or len(V) != len(K):
+        raise ValueError("q, K and V do not fit")
+    s = np.array([np.sum(q * K[i]) for i in range(len(K))]) / np.sqrt(len(q)) + eps
+    w = np.exp(s - s.max())
+    return sum(w[i] / w.sum() * V[i] for i in range(len(K)))
+''',
+}
+
+
+@pytest.mark.parametrize("how", sorted(LIVE_REACH))
+def test_a_forbidden_value_the_code_reaches_by_no_name_is_found_in_a_notebook(how):
+    name, what, source = LIVE_REACH[how]
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(IMPORTS + "import torch\n" + source, "<cell>", "exec"), namespace)  # test code
+    with pytest.raises(CheckFailed, match=re.escape(what)):
+        check(name, namespace[name])
+
+
+MHA_VIA_A_CLASS_ATTRIBUTE = '''
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+class MultiHeadAttention(nn.Module):
+    _fused = staticmethod(F.scaled_dot_product_attention)
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.d_model, self.n_heads, self.d_head = d_model, n_heads, d_model // n_heads
+        self.w_q, self.w_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.w_v, self.w_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, query, key, value, mask=None):
+        B, T = query.shape[:2]
+        split = lambda x: x.view(B, -1, self.n_heads, self.d_head).transpose(1, 2)
+        q, k, v = split(self.w_q(query)), split(self.w_k(key)), split(self.w_v(value))
+        weights = (q @ k.transpose(-1, -2) / self.d_head ** 0.5).softmax(dim=-1)
+        heads = self._fused(q, k, v)
+        return self.w_o(heads.transpose(1, 2).reshape(B, T, self.d_model)), weights
+'''
+
+
+def test_a_class_attribute_read_through_self_is_found_in_a_notebook():
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(MHA_VIA_A_CLASS_ATTRIBUTE, "<cell>", "exec"), namespace)  # the test's own code
+    with pytest.raises(CheckFailed, match="scaled_dot_product_attention"):
+        check("MultiHeadAttention", namespace["MultiHeadAttention"])
+
+
+def test_harmless_defaults_are_not_findings():
+    namespace: dict = {"__name__": "__main__"}
+    exec(compile(IMPORTS + HONEST_LIVE["attend_one_query"], "<cell>", "exec"), namespace)
+    check("attend_one_query", namespace["attend_one_query"])

@@ -246,6 +246,10 @@ class RuntimeScope:
     def source(self, filename: str) -> str:
         return "".join(linecache.getlines(filename))
 
+    def value_ref(self, value) -> Ref:
+        """What a value the code reaches stands for, as a name bound to it would."""
+        return self._ref(value)
+
     def _ref(self, value) -> Ref:
         own = []
         if isinstance(value, types.FunctionType):
@@ -332,6 +336,27 @@ def code_objects(code: types.CodeType):
             yield from code_objects(const)
 
 
+# Where a library keeps the same function under other names (torch.special.softmax is
+# torch.softmax's twin): a live object found there under a forbidden name is that name.
+NAMESAKES = ("numpy", "numpy.linalg", "torch", "torch.special", "torch.nn.functional",
+             "torch.linalg", "scipy.special")
+
+
+def _namesake(value, names) -> str:
+    """The forbidden name ``value`` goes by in one of :data:`NAMESAKES`, or ""."""
+    for module in NAMESAKES:
+        space = sys.modules.get(module)
+        if space is None:
+            continue
+        for name in names:
+            try:
+                if getattr(space, name, _MISSING) is value:
+                    return name
+            except Exception:  # noqa: BLE001 (a lazy attribute that fails to load)
+                continue
+    return ""
+
+
 def _forbidden(ref: Ref, rules: Rules) -> str:
     """A label if ``ref`` is one of the forbidden objects, else ""."""
     if ref.value is not _MISSING:
@@ -358,10 +383,43 @@ def _unread(ref: Ref) -> str:
 
 def scan(obj, rules: Rules) -> tuple[list[Finding], set[str]]:
     """Forbidden uses in a live ``obj`` (function, class or callable object), and the
-    required names it calls."""
+    required names it calls: in its code, and in the values its code reaches through no
+    name the code loads (a parameter's default, a class attribute read as ``self.x``),
+    which the source scan at grading reads where they are written."""
     kind = "def" if isinstance(obj, types.FunctionType) else "class"
-    return scan_codes([(fn.__code__, RuntimeScope(fn), fn.__name__, kind)
-                       for fn in functions_of(obj)], rules)
+    functions = functions_of(obj)
+    return scan_codes([(fn.__code__, RuntimeScope(fn), fn.__name__, kind) for fn in functions],
+                      rules, bound=list(_bound_values(obj, functions)))
+
+
+def _bound_values(obj, functions) -> list:
+    """``(name, value, scope, where)`` for each value bound where the code finds it by a
+    local name or an attribute of ``self``: the defaults of every function, and the
+    attributes of the learner's classes that are not functions."""
+    for fn in functions:
+        code = fn.__code__
+        positional = code.co_varnames[:code.co_argcount]
+        defaults = fn.__defaults__ or ()
+        named = list(zip(positional[len(positional) - len(defaults):], defaults))
+        named += list((fn.__kwdefaults__ or {}).items())
+        for name, value in named:
+            yield name, value, RuntimeScope(fn), f"the default of `{name}` in {fn.__name__}"
+    klass = obj if inspect.isclass(obj) else None
+    if klass is None and functions and not isinstance(obj, types.FunctionType) \
+            and not isinstance(obj, types.MethodType):
+        klass = type(obj)
+    if klass is None or not functions:
+        return
+    for k in klass.__mro__:
+        module = getattr(k, "__module__", "") or ""
+        if module == "builtins" or module.split(".")[0] in ("torch", "numpy"):
+            continue
+        for name, value in vars(k).items():
+            if isinstance(value, (staticmethod, classmethod)):
+                value = value.__func__
+            if name.startswith("__") or isinstance(value, (types.FunctionType, property)):
+                continue
+            yield name, value, RuntimeScope(functions[0]), f"the attribute `{name}` of {k.__name__}"
 
 
 @dataclass
@@ -380,9 +438,13 @@ class _Scan:
             self.findings.append(finding)
 
 
-def scan_codes(todo: list, rules: Rules) -> tuple[list[Finding], set[str]]:
-    """Scan ``[(code, scope, label, kind)]`` and the learner's code they reach."""
+def scan_codes(todo: list, rules: Rules, bound: list = ()) -> tuple[list[Finding], set[str]]:
+    """Scan ``[(code, scope, label, kind)]`` and the learner's code they reach, and the
+    values in ``bound`` (:func:`_bound_values`) as names the code calls."""
     state = _Scan(rules, todo=list(todo))
+    for name, value, scope, where in bound:
+        top = scope.fn.__code__
+        _note(name, scope.value_ref(value), False, True, where, (where,), top, "def", state)
     seen: set[int] = set()
     while state.todo:
         code, scope, label, kind = state.todo.pop()
@@ -555,6 +617,10 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
     leaf = {p.rsplit(".", 1)[-1] for p in ref.paths}
     if ref.value is not _MISSING:
         leaf.add(getattr(ref.value, "__name__", None))
+        leaf.add(_namesake(ref.value, list(rules.names) + list(LOOP_NAMES)) or None)
+        library = (getattr(type(ref.value), "__module__", "") or "").split(".")[0]
+        if library in ("numpy", "torch", "scipy") and not callable(getattr(ref.value, "__code__", None)):
+            leaf.add(type(ref.value).__name__)  # an instance: np.vectorize(f) is a vectorize
     if called:
         state.used.update(({name} | leaf) & set(rules.required))
     own = not attribute and bool(ref.own)
