@@ -35,11 +35,8 @@ lab: setup
 		--ServerApp.root_dir="$(LAB_DIR)" --ServerApp.port=$(PORT) \
 		--LabApp.default_url=/lab/tree/notebooks $(LAB_ARGS)
 
-# Three workers on two cores: many tests wait on kernels, a browser or a service, and a
-# third worker keeps the cores busy meanwhile. Files go whole to a worker, longest first
-# (tests/conftest.py), and the 25 slowest steps are printed at the end.
 test: setup
-	$(BIN)/python -m pytest -n 3 --dist loadfile --no-loadscope-reorder --durations=25
+	$(BIN)/python -m pytest -n 2 --dist loadfile --durations=25
 
 release: setup
 	$(BIN)/python -m grader release

@@ -21,24 +21,9 @@ def pytest_configure(config):
                                            f"test file, and the shared tests run on it)")
 
 
-# The files that take longest (a class graded, notebooks run, a browser, a cluster), the
-# longest first. ``make test`` hands files to its workers in the order collected
-# (--dist loadfile --no-loadscope-reorder), so these start first and the many short files
-# fill in around them, instead of a long one starting last while the others wait.
-LONGEST_FIRST = ("test_grading_corpus.py", "test_notebooks.py", "test_serve.py",
-                 "test_browser.py", "test_kit.py", "test_grading_cli.py",
-                 "test_instructor_workflow.py", "test_grading_cluster.py",
-                 "test_grading_hostile_bytes.py", "test_exercises.py",
-                 "test_06_residual_ablation.py", "test_one_pass.py")
-
-
 def pytest_collection_modifyitems(config, items):
     """Mark each test with its lesson: the lesson of its file (``test_08_positions.py``),
-    or every lesson its id names (a shared test run once per lesson or notebook). Then put
-    the files of :data:`LONGEST_FIRST` first, in its order (a stable sort: the rest keep
-    theirs)."""
-    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+    or every lesson its id names (a shared test run once per lesson or notebook)."""
     for item in items:
         named = re.match(r"test_(\d\d)_", item.path.name)
         found = {named.group(1)} if named else \

@@ -440,11 +440,12 @@ class _Scan:
 
 def scan_codes(todo: list, rules: Rules, bound: list = ()) -> tuple[list[Finding], set[str]]:
     """Scan ``[(code, scope, label, kind)]`` and the learner's code they reach, and the
-    values in ``bound`` (:func:`_bound_values`) as names the code calls."""
+    values in ``bound`` (:func:`_bound_values`) as names the code loads: they can be
+    forbidden, never the call a rule requires (that must be a call in the code)."""
     state = _Scan(rules, todo=list(todo))
     for name, value, scope, where in bound:
         top = scope.fn.__code__
-        _note(name, scope.value_ref(value), False, True, where, (where,), top, "def", state)
+        _note(name, scope.value_ref(value), False, False, where, (where,), top, "def", state)
     seen: set[int] = set()
     while state.todo:
         code, scope, label, kind = state.todo.pop()
@@ -619,7 +620,7 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
         leaf.add(getattr(ref.value, "__name__", None))
         leaf.add(_namesake(ref.value, list(rules.names) + list(LOOP_NAMES)) or None)
         library = (getattr(type(ref.value), "__module__", "") or "").split(".")[0]
-        if library in ("numpy", "torch", "scipy") and not callable(getattr(ref.value, "__code__", None)):
+        if library in ("numpy", "torch", "scipy"):
             leaf.add(type(ref.value).__name__)  # an instance: np.vectorize(f) is a vectorize
     if called:
         state.used.update(({name} | leaf) & set(rules.required))
