@@ -28,8 +28,9 @@ from pathlib import Path
 from queue import Empty
 
 from jupyter_client import KernelManager
+from jupyter_client.utils import run_sync
 
-from . import cgroup as cgroups, nbjson
+from . import cgroup as cgroups, nbjson, zygote as zygotes
 from .measure import SAMPLE, MemoryWindow, children as _children
 from .sandbox import BOX, Limits, Sandbox
 from .structure import depth
@@ -64,8 +65,16 @@ class _Manager(KernelManager):
     """A kernel manager that starts the kernel through our sandbox command and never
     touches the kernel's sockets by their path (:class:`Kernel` connects to them)."""
 
+    also_alive = None  # a warm kernel: whether the process the zygote forked still runs
+
     def format_kernel_cmd(self, extra_arguments=None):  # noqa: ARG002 (jupyter_client's signature)
         return list(self.sandboxed_command)
+
+    async def _async_is_alive(self) -> bool:
+        alive = await super()._async_is_alive()
+        return alive and (self.also_alive is None or self.also_alive())
+
+    is_alive = run_sync(_async_is_alive)
 
     def write_connection_file(self, **kwargs):
         super().write_connection_file(**kwargs)
@@ -309,6 +318,25 @@ def _open_beneath(fd: int, parts, last_kind=None) -> int:
         raise
 
 
+def _kill_tree(pid: int) -> None:
+    """Kill a warm kernel started without bubblewrap, and its session's processes."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, 9)
+        except OSError:
+            pass
+
+
+_told_cold: set[str] = set()
+
+
+def _say_cold(why: str) -> None:
+    """Say once per process why kernels start cold that could have started warm."""
+    if why not in _told_cold:
+        _told_cold.add(why)
+        print(f"note: a kernel starts cold (from nothing), not from the zygote: {why}", file=sys.stderr)
+
+
 def _kill_user(uid: int) -> None:
     """Kill every process of ``uid`` (a kernel's own user), from a child that becomes it."""
     pid = os.fork()
@@ -354,23 +382,34 @@ class Kernel:
         self.cgroup: cgroups.MemoryCgroup | None = None  # the sandbox's memory cgroup
         self.cgroup_problem = ""  # why it has none, though the sandbox should
         self.window: MemoryWindow | None = None  # a memory window that samples, while open
+        self.zygote: zygotes.Zygote | None = None  # where it is forked from (None: cold)
+        self.warm: zygotes.WarmChild | None = None  # the forked kernel, once asked for
+        self.cold_because = ""  # why a kernel that could start warm started cold
+        self._out = -1  # the write end of its output pipe, until the warm kernel has it
 
     def start(self) -> None:
         self.launch()
         self.connect()
 
+    def _kernel_argv(self) -> list[str]:
+        return ["-f", f"{self.sandbox.inbox(self.job_dir)}/kernel-{self.n}.json", "--HistoryManager.enabled=False"]
+
     def launch(self) -> None:
-        """Start the kernel process and return at once; :meth:`connect` waits for it."""
+        """Start the kernel's sandbox and return at once; :meth:`connect` waits for it.
+        Warm (``grader.grading.zygote``), the sandbox holds itself open until the zygote's
+        child joins it in :meth:`connect`; cold, it runs the kernel from nothing."""
         if self.sandbox.kind != "bwrap":
             os.mkdir(self.box, 0o700)  # fresh: the start program hands it to the kernel
-        inbox = self.sandbox.inbox(self.job_dir)
+        if self.sandbox.warm and not self.cold_because and self.zygote is None:
+            self.zygote = zygotes.for_kernels(self.preload, self.env, self._font_cache(),
+                                              str(self.job_dir.parent))
         km = _Manager(kernel_name="python3", transport="ipc", ip=f"{self.box}/sock/k",
                       connection_file=str(self.job_dir / "in" / f"kernel-{self.n}.json"))
         self._make_cgroup()
+        program = list(zygotes.HOLD) if self.zygote is not None else \
+            [sys.executable, "-S", "-P", "-c", launcher(self.preload), *self._kernel_argv()]
         km.sandboxed_command = self.sandbox.command(
-            [sys.executable, "-S", "-P", "-c", launcher(self.preload), "-f", f"{inbox}/kernel-{self.n}.json",
-             "--HistoryManager.enabled=False"],
-            self.job_dir, self.n, self.uid, self.limits, self.cgroup.procs if self.cgroup else "")
+            program, self.job_dir, self.n, self.uid, self.limits, self.cgroup.procs if self.cgroup else "")
         self.km = km
         read, write = os.pipe()
         self.tail = _Tail(read)
@@ -379,9 +418,61 @@ class Kernel:
             km.start_kernel(env=box_env(self.env, self.box), cwd=str(self.job_dir), stdout=write,
                             stderr=write)
         except Exception as exc:  # jupyter_client raises several kinds here
+            os.close(write)
             self._failed(exc)
+        if self.zygote is not None:
+            self._out = write  # the forked kernel writes to it too
+        else:
+            os.close(write)
+
+    def _font_cache(self) -> str:
+        found = sorted((self.job_dir / "in" / "home" / ".matplotlib").glob("fontlist-v*.json"))
+        return str(found[-1]) if found else ""
+
+    def _hold(self, deadline: float) -> int:
+        """The sandbox's first process, once it holds the sandbox open (its folders made,
+        its user taken): the process the zygote's child joins."""
+        while time.monotonic() < deadline and self.km.provisioner.process.poll() is None:
+            found = _children(self.pid() or -1)
+            if self.sandbox.kind == "bwrap":
+                found = [c for init in found for c in _children(init)]
+            else:
+                found = [self.pid()]
+            for pid in found:
+                try:
+                    with open(f"/proc/{pid}/comm") as f:
+                        if f.read().strip() == zygotes.HOLD[0]:
+                            return pid
+                except OSError:
+                    pass
+            time.sleep(0.005)
+        raise zygotes.WarmUnavailable("its sandbox did not start: " + " ".join(self.tail.lines(2)))
+
+    def _fork_warm(self, deadline: float) -> None:
+        """Have the zygote fork the kernel into the sandbox that :meth:`launch` made."""
+        problem = self.zygote.ready(deadline)
+        if problem:
+            raise zygotes.WarmUnavailable(f"the zygote cannot serve: {problem}")
+        hold = self._hold(deadline)
+        limits = self.limits
+        request = {
+            "hold": hold, "uid": self.uid, "cwd": f"{self.box}/work", "env": box_env(self.env, self.box),
+            "nproc": limits.processes if self.sandbox.kind == "bwrap" or self.uid >= 0 else 0,
+            "data": limits.memory_bytes, "fsize": limits.file_mb * 1024 * 1024,
+            "cgroup": self.cgroup.procs if self.cgroup else "", "argv": ["ipykernel", *self._kernel_argv()],
+        }
+        read, write = os.pipe()
+        self.warm = zygotes.WarmChild(read)
+        try:
+            self.zygote.fork(request, self._out, write)
         finally:
             os.close(write)
+            os.close(self._out)
+            self._out = -1
+        self.km.also_alive = self.warm.alive
+        if not self.warm.started(deadline):
+            raise zygotes.WarmUnavailable("the zygote's child could not enter the sandbox: "
+                                          + " ".join(self.tail.lines(2)))
 
     def _make_cgroup(self) -> None:
         """A memory cgroup for this kernel, limited to ``--memory``, where the sandbox has
@@ -433,6 +524,14 @@ class Kernel:
     def connect(self) -> None:
         """Wait until the launched kernel answers (or raise :class:`KernelStartError`),
         then put the submission's files in its working folder."""
+        if self.zygote is not None and self.warm is None:
+            try:
+                self._fork_warm(time.monotonic() + self.limits.startup)
+            except zygotes.WarmUnavailable as exc:
+                self.stop()
+                self.cold_because, self.zygote, self.warm = str(exc), None, None
+                _say_cold(self.cold_because)
+                self.launch()
         try:
             self._open_sockets(time.monotonic() + self.limits.startup)
             self.kc = self.km.client()
@@ -475,6 +574,8 @@ class Kernel:
             todo = [c for init in todo for c in _children(init)]
         else:
             tree.append(pid)
+        if self.warm is not None and self.warm.pid is not None:
+            todo.append(self.warm.pid)  # in the sandbox, though forked from outside it
         while todo:
             current = todo.pop()
             tree.append(current)
@@ -516,13 +617,17 @@ class Kernel:
             except (OSError, ValueError):
                 pass
         pid = self.pid()
-        return _tree_rss(pid) if pid else 0
+        warm = self.warm.pid if self.warm is not None else None
+        return (_tree_rss(pid) if pid else 0) + (_tree_rss(warm) if warm else 0)
 
     def limit_kills(self) -> int:
         """How many of the kernel's processes its memory cgroup's limit has killed."""
         return self.cgroup.kills() if self.cgroup is not None else 0
 
     def exit_code(self):
+        if self.warm is not None:
+            self.warm.alive()
+            return self.warm.code
         proc = getattr(getattr(self.km, "provisioner", None), "process", None)
         return proc.poll() if proc is not None else None
 
@@ -548,6 +653,13 @@ class Kernel:
         for fd in self.fds.values():
             os.close(fd)
         self.fds.clear()
+        if self._out >= 0:
+            os.close(self._out)
+            self._out = -1
+        if self.warm is not None:
+            if self.warm.pid is not None and self.warm.alive():
+                _kill_tree(self.warm.pid)  # with bubblewrap, gone with its sandbox already
+            self.warm.close()
         if self.sandbox.kind != "bwrap" and self.uid >= 0:
             _kill_user(self.uid)  # no process namespace: whatever the kernel left running
         if self.cgroup is not None:

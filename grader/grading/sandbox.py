@@ -91,6 +91,7 @@ class Sandbox:
     drop: bool = True  # a root grader runs each kernel as a user of its own (see kernel_uid)
     cgroups: bool = False  # each kernel gets a memory cgroup (grader.grading.cgroup)
     no_cgroup: str = ""  # why not
+    warm: bool = True  # kernels are forked from a zygote (grader.grading.zygote); else cold
 
     def kernel_uid(self) -> int:
         """The user the next kernel runs as (-1: the grader's own)."""
