@@ -22,8 +22,9 @@ and the status pipe. For each, it forks a child (the *entrant*) that:
    ``exit CODE``.
 
 The kernel then does what ``_sandbox_start.py`` does before a kernel started from nothing
-runs: a session of its own, no new privileges, a cap on processes, the kernel's own user
-(no capability left, which is checked), its working folder; it closes every descriptor
+runs: a session of its own, no new privileges, a cap on processes, its folders (made by the
+hold, which stays root so that the kernel cannot end its own sandbox) and the kernel's own
+user (no capability left, which is checked), its working folder; it closes every descriptor
 but its output, takes the kernel's environment, and starts ipykernel. The zygote's state
 (modules, memory) is copied, never shared: nothing a kernel does reaches the zygote or
 the next kernel.
@@ -116,6 +117,17 @@ def _enter(hold: int) -> None:
     os.close(root)
 
 
+def _hand_over(box: str, uid: int) -> None:
+    """Give the kernel's user its folders. The hold made them (as root, so that the kernel
+    cannot end it), and nothing else has written there yet: nothing in them to follow."""
+    for root, dirs, files in os.walk(box, topdown=False):
+        for name in dirs + files:
+            os.chown(os.path.join(root, name), uid, uid, follow_symlinks=False)
+        if root == box or os.path.dirname(root) == box:
+            os.chmod(root, 0o700)
+    os.chown(box, uid, uid, follow_symlinks=False)
+
+
 def _become_kernel(req: dict, out: int, entrant: int) -> None:
     """In the forked kernel: what _sandbox_start.py does, then ipykernel."""
     os.setsid()
@@ -133,6 +145,7 @@ def _become_kernel(req: dict, out: int, entrant: int) -> None:
     _drop_bounding_set()  # as bubblewrap's --cap-drop ALL leaves a kernel started from nothing
     uid = req["uid"]
     if uid >= 0 and os.getuid() == 0:
+        _hand_over(req["box"], uid)
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)

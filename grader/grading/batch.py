@@ -170,7 +170,10 @@ class PoolRunner:
                                                 initargs=(os.getpid(), self.killed))
             pool = self.pool
             try:
-                futures = {pool.submit(run_job, job): i for i, job in pending.items()}
+                # One assignment after another: a worker's zygote (grader.grading.zygote)
+                # serves the kernels of one notebook's imports.
+                order = sorted(pending, key=lambda i: (pending[i].assignment, pending[i].notebook, i))
+                futures = {pool.submit(run_job, pending[i]): i for i in order}
                 if meanwhile is not None:
                     meanwhile()
                     meanwhile = None

@@ -408,8 +408,11 @@ class Kernel:
         self._make_cgroup()
         program = list(zygotes.HOLD) if self.zygote is not None else \
             [sys.executable, "-S", "-P", "-c", launcher(self.preload), *self._kernel_argv()]
+        # A warm kernel's hold stays root, so that the kernel cannot end its own sandbox; the
+        # kernel takes its folders and its user when it joins.
         km.sandboxed_command = self.sandbox.command(
-            program, self.job_dir, self.n, self.uid, self.limits, self.cgroup.procs if self.cgroup else "")
+            program, self.job_dir, self.n, -1 if self.zygote is not None else self.uid, self.limits,
+            self.cgroup.procs if self.cgroup else "")
         self.km = km
         read, write = os.pipe()
         self.tail = _Tail(read)
@@ -456,7 +459,8 @@ class Kernel:
         hold = self._hold(deadline)
         limits = self.limits
         request = {
-            "hold": hold, "uid": self.uid, "cwd": f"{self.box}/work", "env": box_env(self.env, self.box),
+            "hold": hold, "uid": self.uid, "box": self.box, "cwd": f"{self.box}/work",
+            "env": box_env(self.env, self.box),
             "nproc": limits.processes if self.sandbox.kind == "bwrap" or self.uid >= 0 else 0,
             "data": limits.memory_bytes, "fsize": limits.file_mb * 1024 * 1024,
             "cgroup": self.cgroup.procs if self.cgroup else "", "argv": ["ipykernel", *self._kernel_argv()],

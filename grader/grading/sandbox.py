@@ -103,14 +103,19 @@ class Sandbox:
             return ("bubblewrap: each notebook runs as an unprivileged user with no network, its "
                     "own processes, a read-only system and a private tmpfs" + sized + "; it sees "
                     "neither the course, the gradebook, the outputs nor other submissions; "
-                    + self.describe_memory())
+                    + self.describe_memory() + self.describe_start())
         who = "as a user of its own, " if self.drop and os.getuid() == 0 else \
             "AS THE GRADER'S USER, " if os.getuid() == 0 else ""
         return (f"NOT isolated ({self.reason}): each notebook runs {who}in a private directory "
                 "outside the course, with memory, time and file-size limits, but it can reach "
                 "the network and any file this user may read or write; " + self.describe_memory()
+                + self.describe_start()
                 + ". Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) to isolate "
                 "submissions")
+
+    def describe_start(self) -> str:
+        return ("; kernels start warm, each forked from a zygote into its own sandbox" if self.warm
+                else "; kernels start cold, each from nothing (--kernels cold)")
 
     def describe_memory(self) -> str:
         if self.cgroups:
@@ -276,10 +281,12 @@ class SandboxUnavailable(RuntimeError):
     pass
 
 
-def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limits) -> Sandbox:
+def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limits,
+           warm: bool = True) -> Sandbox:
     """The sandbox to use. ``mode`` is "bwrap" (required: raises
-    :class:`SandboxUnavailable` if it does not work here) or "none"."""
-    memory = {"cgroups": False, "no_cgroup": "cgroups need Linux"}
+    :class:`SandboxUnavailable` if it does not work here) or "none". ``warm``: kernels
+    are forked from a zygote (``grader.grading.zygote``); else each starts from nothing."""
+    memory = {"cgroups": False, "no_cgroup": "cgroups need Linux", "warm": warm}
     if sys.platform.startswith("linux"):
         why_not = cgroup.unavailable()
         memory = {"cgroups": not why_not, "no_cgroup": why_not}
@@ -297,6 +304,9 @@ def detect(mode: str, kit: Path, hidden: list[Path], scratch: Path, limits: Limi
     else:
         binds, links = readonly_paths(kit, hidden)
         userns = os.getuid() != 0
+        # A warm kernel of a grader that is not root would join a user namespace from
+        # outside: not tried yet, so such kernels start cold.
+        memory["warm"] = warm and not userns
         for sized in (True, False):
             box = Sandbox("bwrap", tuple(binds), tuple(links), tuple(private_entries()), bwrap=binary,
                           userns=userns, sized_tmp=sized, **memory)
