@@ -94,9 +94,12 @@ class Zygote:
         self.forks += 1
 
     def close(self) -> None:
-        self.sock.close()
-        self.proc.kill()
-        self.proc.wait()
+        self.sock.close()  # it ends on its own, after reaping its children
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
