@@ -162,3 +162,27 @@ def test_a_zygote_that_cannot_serve_leaves_the_kernel_cold_and_working(monkeypat
         statuses, outputs = _run(_job(scratch, "asked"), cold, ["print(6 * 7)"], kernels)
         assert outputs[0].text == "42\n" and kernels[0].zygote is None and not kernels[0].cold_because
     zygotes.close_all()
+
+
+def test_a_zygote_put_aside_for_other_imports_keeps_its_kernel_until_it_ends():
+    zygotes.close_all()
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o711)
+        box = detect("bwrap", ROOT, [ROOT / "solutions"], scratch, LIMITS)
+        job = _job(scratch, "kept")
+        kernel = Kernel(job, box, LIMITS, kernel_env(), 0, ("numpy",))
+        kernel.start()
+        try:
+            first = kernel.zygote
+            for other in (("json",), ("csv",)):  # two other notebooks' imports: KEEP is 2
+                zygotes.for_kernels(other, kernel_env(), "", str(scratch))
+            assert first not in zygotes._zygotes.values() and first in zygotes._retired
+            cell = nbjson.new_cell("code", "print(6 * 7)", "c0")
+            run = kernel.run(cell, 0, float("inf"))
+            assert run.status == "ok" and cell.outputs[0].text == "42\n"
+            assert first.proc.poll() is None
+        finally:
+            kernel.stop()
+        first.proc.wait(timeout=30)  # it ends by itself once its kernel has ended
+    zygotes.close_all()

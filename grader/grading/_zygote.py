@@ -266,8 +266,14 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGCHLD, _reap)
     sock.send(b"ready")
     _serve(sock)
+    # Closed: the kernels forked from it may still run (an entrant dies with the zygote,
+    # and its kernel with it), so it ends after the last of them.
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    _reap()
+    try:
+        while True:
+            os.waitpid(-1, 0)
+    except ChildProcessError:
+        pass
 
 
 def _reap(*_) -> None:

@@ -318,6 +318,20 @@ def _open_beneath(fd: int, parts, last_kind=None) -> int:
         raise
 
 
+def _direct_children(pid: int) -> list[int]:
+    """The children of ``pid``, a process of the grader's (bubblewrap, the hold), read
+    from its own ``/proc`` entry: cheap enough to ask every few milliseconds, unlike a
+    walk of all of ``/proc``."""
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(p) for p in f.read().split()]
+    except (OSError, ValueError):
+        return _children(pid)
+    return found
+
+
 def _kill_tree(pid: int) -> None:
     """Kill a warm kernel started without bubblewrap, and its session's processes."""
     for kill in (os.killpg, os.kill):
@@ -436,9 +450,9 @@ class Kernel:
         """The sandbox's first process, once it holds the sandbox open (its folders made,
         its user taken): the process the zygote's child joins."""
         while time.monotonic() < deadline and self.km.provisioner.process.poll() is None:
-            found = _children(self.pid() or -1)
+            found = _direct_children(self.pid() or -1)
             if self.sandbox.kind == "bwrap":
-                found = [c for init in found for c in _children(init)]
+                found = [c for init in found for c in _direct_children(init)]
             else:
                 found = [self.pid()]
             for pid in found:

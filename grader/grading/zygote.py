@@ -28,6 +28,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
@@ -67,9 +68,14 @@ class Zygote:
         self.sock = ours
         self.problem: str | None = None  # None: not known yet; "": ready
         self.forks = 0
+        self.lock = threading.Lock()  # a worker may run jobs in several threads (Dask)
 
     def ready(self, deadline: float) -> str:
         """Empty once the zygote has done its imports; else why it cannot serve."""
+        with self.lock:
+            return self._ready(deadline)
+
+    def _ready(self, deadline: float) -> str:
         while self.problem is None:
             wait = deadline - time.monotonic()
             if wait <= 0:
@@ -93,15 +99,27 @@ class Zygote:
             raise WarmUnavailable(self.problem) from exc
         self.forks += 1
 
+    def retire(self) -> None:
+        """Take no more requests; it ends by itself once its kernels have ended."""
+        if self.sock.fileno() >= 0:
+            self.sock.close()
+
+    def ended(self) -> bool:
+        if self.proc.poll() is None:
+            return False
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return True
+
     def close(self) -> None:
-        self.sock.close()  # it ends on its own, after reaping its children
+        """Stop it now, with any kernel still forked from it."""
+        self.retire()
         try:
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        self.ended()
 
 
 class WarmChild:
@@ -147,15 +165,23 @@ class WarmChild:
 
 
 _zygotes: OrderedDict[tuple, Zygote] = OrderedDict()
+_retired: list[Zygote] = []  # no longer asked, still serving kernels of theirs
 _finalizer = None
+_lock = threading.Lock()
 
 
 def for_kernels(preload: tuple[str, ...], env: dict, font_cache: str, scratch: str) -> Zygote:
     """The zygote of this process for kernels with these imports and this environment,
     started if there is none yet (the oldest of more than ``KEEP`` is stopped)."""
+    with _lock:
+        return _for_kernels(preload, env, font_cache, scratch)
+
+
+def _for_kernels(preload: tuple[str, ...], env: dict, font_cache: str, scratch: str) -> Zygote:
     global _finalizer
     key = (preload, tuple(sorted(env.items())))
     zygote = _zygotes.get(key)
+    _retired[:] = [z for z in _retired if not z.ended()]
     if zygote is not None and zygote.problem == "" and zygote.proc.poll() is not None:
         _zygotes.pop(key).close()  # it served, then stopped: a new one (one that could not
         # serve is kept, so that the kernels after it start cold at once)
@@ -167,11 +193,16 @@ def for_kernels(preload: tuple[str, ...], env: dict, font_cache: str, scratch: s
             _finalizer = util.Finalize(None, close_all, exitpriority=90)
         zygote = _zygotes[key] = Zygote(preload, env, font_cache, scratch)
         while len(_zygotes) > KEEP:
-            _zygotes.popitem(last=False)[1].close()
+            oldest = _zygotes.popitem(last=False)[1]
+            oldest.retire()
+            _retired.append(oldest)
     _zygotes.move_to_end(key)
     return zygote
 
 
 def close_all() -> None:
-    while _zygotes:
-        _zygotes.popitem()[1].close()
+    with _lock:
+        while _zygotes:
+            _zygotes.popitem()[1].close()
+        while _retired:
+            _retired.pop().close()
