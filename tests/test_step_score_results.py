@@ -23,8 +23,12 @@ def _incident(status, detail):
     (CellRun(0, "ok"), CheckVerdict("passed", "✓ x: all pass"), "passed", 2, "✓ x: all pass"),
     (CellRun(0, "error"), CheckVerdict("failed", "x is not right yet."), "failed", 0,
      "x is not right yet."),
-    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: Unable to allocate"),
-     "memory", 0, "Unable"),
+    # Out of memory is what the kernel reported of the learner's code (a field), never words
+    # in the message: a message that only says so is a failed check.
+    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: Unable to allocate",
+                                       out_of_memory=True), "memory", 0, "Unable"),
+    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: printed by the answer"),
+     "failed", 0, "printed by"),
     (CellRun(0, "error"), CheckVerdict("error", "This test has no checks."), "error", 0, "no checks"),
     (*_incident("timeout", "stopped after 3 s"), "timeout", 0, "stopped after 3 s"),
     (*_incident("died", "process stopped"), "error", 0, "process stopped"),

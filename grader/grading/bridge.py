@@ -30,6 +30,7 @@ from ..learner.work import Measured
 from ..learner.work import measured as measured_work
 from .cpu import CpuWindow
 from .kernel import CellRun
+from .status import FINISHED, RunStatus
 
 LIMITS = codec.DecodeLimits(max_chars=32 * 1024 * 1024, max_depth=48, max_nodes=200_000,
                       max_array_bytes=16 * 1024 * 1024, max_ndim=16, max_text=200_000)
@@ -54,14 +55,21 @@ class Session:
 
     def __init__(self, kernel, index: int, deadline: float):
         self.kernel, self.index, self.deadline = kernel, index, deadline
+        # How many times the learner's code raised MemoryError on a case, as the kernel
+        # reported it: a failed check with one more than before it ran out of memory.
+        self.memory_errors = 0
+
+    def saw(self, errors) -> None:
+        """Count the MemoryErrors among ``errors`` (ErrorInfo or None), by their type."""
+        self.memory_errors += sum(1 for e in errors if e is not None and e.type == "MemoryError")
 
     def ask(self, request: str) -> dict | None:
         """Send ``request`` (JSON); the decoded reply, or None if the kernel sent none that
         can be read. Raises :class:`BridgeIncident` if the kernel did not finish."""
         run, reply = self.kernel.request(request_code(request), self.index, self.deadline, MIME)
-        if run.status not in ("ok", "error"):
+        if run.status not in FINISHED:
             raise BridgeIncident(run)
-        if run.status == "error" and reply is None:
+        if run.status == RunStatus.ERROR and reply is None:
             if run.ename == "ReplyTooLarge":
                 return {"too_large": run.evalue}
             raise BridgeIncident(run)
@@ -128,6 +136,7 @@ class RemoteSubject:
         self._probe: dict | None = None
         self._outcomes: dict[str, Outcome] = {}
         self._helpers: dict[str, RemoteSubject | None] = {}  # the learner's graded parts it runs
+        self.runs = 0  # calls of :meth:`run` with cases: a verdict reached on cases, not before
 
     def _ask(self, cases: list[Case], rules: Rules | None = None) -> dict:
         head = json.dumps({"target": self.target, "driver": self.driver.to_data(),
@@ -237,11 +246,13 @@ class RemoteSubject:
             return Measured(error=self._failure(first or {}).error)
         try:
             self._timed(head, {})  # once before the clock counts: what a first call sets up
-            return measured_work(lambda kwargs: self._timed(head, kwargs), work)
+            found = measured_work(lambda kwargs: self._timed(head, kwargs), work)
         except _NotTimed as exc:
-            return exc.found
+            found = exc.found
         finally:
             self.session.ask(json.dumps({**head, "drop": True}))
+        self.session.saw([found.error])
+        return found
 
     def _timed(self, head: dict, kwargs: dict) -> float:
         """The CPU seconds of one run of the staged case with ``kwargs``, from outside."""
@@ -271,6 +282,12 @@ class RemoteSubject:
     def run(self, cases: list[Case]) -> list[Outcome]:
         if not cases:
             return []
+        outcomes = self._run(cases)
+        self.runs += 1
+        self.session.saw([o.error for o in outcomes])
+        return outcomes
+
+    def _run(self, cases: list[Case]) -> list[Outcome]:
         self.probe()
         for case in cases:
             if measured(case) and _key(case) not in self._outcomes:

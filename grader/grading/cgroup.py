@@ -58,6 +58,10 @@ def _mounts(mountinfo: str) -> list[tuple[str, str, str, set[str]]]:
     return found
 
 
+# The file system types /proc/self/mountinfo names for each cgroup version.
+MOUNT_V1, MOUNT_V2 = "cgroup", "cgroup2"
+
+
 def locate(proc: str = "/proc/self") -> tuple[Path, int]:
     """This process's memory cgroup (its folder) and the cgroup version that holds the
     memory controller. Raises :class:`CgroupUnavailable`, saying why."""
@@ -71,11 +75,11 @@ def locate(proc: str = "/proc/self") -> tuple[Path, int]:
         number, controllers, path = line.split(":", 2)
         for name in controllers.split(",") if controllers else [""] if number == "0" else []:
             own[name] = path
-    for root, point, kind, options in mounts:
-        if kind == "cgroup" and "memory" in options and "memory" in own:
+    for root, point, fstype, options in mounts:
+        if fstype == MOUNT_V1 and "memory" in options and "memory" in own:
             return _beneath(point, root, own["memory"]), 1
-    for root, point, kind, _ in mounts:
-        if kind == "cgroup2" and "" in own:
+    for root, point, fstype, _ in mounts:
+        if fstype == MOUNT_V2 and "" in own:
             folder = _beneath(point, root, own[""])
             try:
                 controllers = (folder / "cgroup.controllers").read_text().split()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from .repair import assemble, read_submission
+from .status import WRITTEN
 
 # Flags: short labels of what a person should know about a graded notebook.
 MISSING, UNREADABLE, RENAMED, SEVERAL, UNTOUCHED = (
@@ -44,7 +45,7 @@ def answers_changed(nb: dict, source, release) -> int:
     """How many answer cells (code or written) of ``nb`` differ from the release's."""
     plan = assemble(source, release, nb)
     return sum(1 for cell, kind, gid in zip(plan.nb.cells, plan.kinds, plan.grade_ids)
-               if kind in ("answer", "manual") and cell.source.strip() != plan.given.get(gid, "").strip())
+               if kind in WRITTEN and cell.source.strip() != plan.given.get(gid, "").strip())
 
 
 def choose(names: list[str], files: dict[str, bytes], source, release, wanted: str,

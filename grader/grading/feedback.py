@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from .nbjson import nbgrader_meta
 from .results import TestResult
 from .scoring import strip_ansi
+from .jupyter_types import RICH, Output
+from .status import TestStatus
 
 HIDDEN = re.compile(r"^[ \t]*### BEGIN HIDDEN TESTS.*?^[ \t]*### END HIDDEN TESTS[^\n]*\n?", re.S | re.M)
 BADGE = {"passed": "#1a7f37", "failed": "#cf222e", "error": "#cf222e", "timeout": "#9a6700",
@@ -84,16 +86,16 @@ def _outputs(cell, is_test: bool) -> str:
     parts = []
     for out in cell.get("outputs", []):
         kind = out.get("output_type")
-        if kind == "stream":
+        if kind == Output.STREAM:
             cls = ' class="err"' if out.get("name") == "stderr" else ""
             parts.append(f"<pre{cls}>{html.escape(strip_ansi(_text(out.get('text'))))}</pre>")
-        elif kind == "error":
+        elif kind == Output.ERROR:
             if is_test:
                 continue  # the test's message is shown in its result box
             text = "\n".join(strip_ansi(line) for line in out.get("traceback", [])) or \
                 f"{out.get('ename')}: {out.get('evalue')}"
             parts.append(f'<pre class="err">{html.escape(text)}</pre>')
-        elif kind in ("display_data", "execute_result"):
+        elif kind in RICH:
             data = out.get("data", {})
             image = next((m for m in ("image/png", "image/jpeg") if m in data), None)
             if image:
@@ -117,7 +119,7 @@ def _points(test: TestResult, grades: Grades | None) -> str:
 
 def _test_box(test: TestResult, grades: Grades | None) -> str:
     # A passing test's message is the line it printed, shown just above.
-    message = "" if test.status == "passed" else f'<pre>{html.escape(test.message)}</pre>'
+    message = "" if test.status == TestStatus.PASSED else f'<pre>{html.escape(test.message)}</pre>'
     return (f'<div class="result">{_badge(test.status)} <b>{html.escape(test.id)}</b>: '
             f'{_points(test, grades)} points{message}</div>')
 
@@ -162,7 +164,7 @@ def _summary(result, grades: Grades | None) -> list[str]:
 
 def _bare(test: TestResult) -> TestResult:
     """A hidden test as feedback on submit shows it: no message."""
-    said = "passed" if test.status == "passed" else "did not pass"
+    said = "passed" if test.status == TestStatus.PASSED else "did not pass"
     return TestResult(test.id, test.points, test.max, test.status,
                       f"(a hidden test: it {said}; what it tried is not shown)")
 

@@ -27,6 +27,7 @@ from ..learner.shortcuts import dynamic_uses, python_source
 from .plumbing import attempts
 from .nbjson import cell_text, nbgrader_meta
 from .repair import Plan
+from .status import CellKind
 
 HOOKS = {"excepthook", "displayhook", "showtraceback", "_showtraceback", "showsyntaxerror",
          "_render_traceback_", "custom_exceptions", "CustomTB", "InteractiveTB", "SyntaxTB",
@@ -196,7 +197,7 @@ def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
     found: list[str] = []
     known = _known_answers_of(json.dumps(source, sort_keys=True), tuple(sorted(targets.items())))
     for cell, kind in zip(plan.nb.cells, plan.kinds):
-        if cell.cell_type != "code" or kind == "test":
+        if cell.cell_type != "code" or kind == CellKind.TEST:
             continue
         tree = _parse(cell.source)
         if tree is None:
@@ -218,7 +219,7 @@ def notes(plan: Plan, source: dict, targets: dict[str, str]) -> list[str]:
         if unread:
             found.append(f"{where} runs code the grader cannot read from its source: "
                          f"{'; '.join(unread)}.")
-        if kind == "answer":
+        if kind == CellKind.ANSWER:
             for name, node in _definitions(tree).items():
                 if name in known and canonical(node)[0] in known[name]:
                     found.append(f"{where}: `{name}` has the same code as the course's own "

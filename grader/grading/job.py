@@ -55,6 +55,7 @@ from .repair import Plan, assemble, read_submission
 from .sandbox import Limits, Sandbox
 from .results import CheckVerdict, TestResult
 from .scoring import answers, missing_tests, score
+from .status import CellKind, JobStatus
 from .watchdog import DEFAULT as GRADER_WALL, WATCH, OverLimit
 
 
@@ -89,7 +90,7 @@ class JobResult:
     student: str
     assignment: str
     notebook: str
-    status: str  # graded | missing | failed (the grader could not grade it)
+    status: JobStatus  # graded | missing | failed (the grader could not grade it)
     tests: list[TestResult] = field(default_factory=list)
     manual: list[dict] = field(default_factory=list)
     answers: list[dict] = field(default_factory=list)
@@ -105,6 +106,7 @@ class JobResult:
 
     def __post_init__(self):
         # Back from a worker or a saved file as dicts: typed again, every field checked.
+        self.status = JobStatus(self.status)
         self.tests = [TestResult.from_dict(t) for t in self.tests]
 
     @property
@@ -315,7 +317,7 @@ def _drop_spare() -> None:
         _spare = None
 
 
-def _result(job: Job, status: str, start: float, **kw) -> JobResult:
+def _result(job: Job, status: JobStatus, start: float, **kw) -> JobResult:
     kw.setdefault("notes", list(job.notes))
     return JobResult(job.student, job.assignment, job.notebook, status,
                      seconds=time.monotonic() - start, **kw)
@@ -337,7 +339,7 @@ def run_job(job: Job) -> JobResult:
         _drop_spare()  # it may have been half made
         return over_limit(job, start)
     except Exception:  # noqa: BLE001 (a bug of the grader must not stop the batch)
-        return _result(job, "failed", start, error=traceback.format_exc())
+        return _result(job, JobStatus.FAILED, start, error=traceback.format_exc())
 
 
 def not_graded(job: Job, start: float, why: str, error: str = "") -> JobResult:
@@ -348,7 +350,7 @@ def not_graded(job: Job, start: float, why: str, error: str = "") -> JobResult:
     source, release = nbjson.from_dict(job.source), nbjson.from_dict(job.release)
     plan = assemble(source, release, None)
     note = f"It could not be graded: {why}"
-    return _result(job, "missing", start, tests=missing_tests(plan, note),
+    return _result(job, JobStatus.MISSING, start, tests=missing_tests(plan, note),
                    manual=[{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)],
                    answers=[{**a, "answered": False} for a in answers(plan)], autograded=plan.nb,
                    notes=[*job.notes, note], flags=[NOT_GRADED], error=error)
@@ -454,7 +456,7 @@ def assemble_plan(state: JobState) -> None:
     if state.submitted is None:
         tests = missing_tests(plan, state.problem)
         manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
-        state.finished = _result(job, "missing", state.start, tests=tests, manual=manual,
+        state.finished = _result(job, JobStatus.MISSING, state.start, tests=tests, manual=manual,
                                  answers=[{**a, "answered": False} for a in answers(plan)],
                                  autograded=plan.nb, notes=[*job.notes, state.problem],
                                  flags=state.flags, submitted_as=state.chosen)
@@ -504,7 +506,7 @@ def run_and_check(state: JobState) -> None:
     slow to start one); if it fails again the job ends: status ``failed``. Reads
     ``plan``, ``checks`` and ``private``; writes ``runs`` and ``verdicts``."""
     plan, private, job = state.plan, state.private, state.job
-    replayable = lambda i: plan.kinds[i] != "test"  # noqa: E731
+    replayable = lambda i: plan.kinds[i] != CellKind.TEST  # noqa: E731
     checker = Checker(plan, state.checks)
     with WATCH.paused(kernel_allowance(job.limits)):  # --timeout and --wall bound this
         try:
@@ -516,7 +518,7 @@ def run_and_check(state: JobState) -> None:
                 runs = run_notebook(plan.nb, private.kernel, job.limits, replayable,
                                     on_test=checker.on_test)
             except KernelStartError as exc:
-                state.finished = _result(job, "failed", state.start, error=str(exc))
+                state.finished = _result(job, JobStatus.FAILED, state.start, error=str(exc))
                 return
     state.runs, state.verdicts = runs, checker.results
 
@@ -580,7 +582,7 @@ def _run(job: Job, start: float) -> JobResult:
 def _graded(state: JobState) -> JobResult:
     """The result of a job whose every step ran."""
     job, plan = state.job, state.plan
-    return _result(job, "graded", state.start, tests=state.tests, manual=state.manual,
+    return _result(job, JobStatus.GRADED, state.start, tests=state.tests, manual=state.manual,
                    answers=answers(plan), repairs=plan.repairs, incidents=state.incidents,
                    autograded=plan.nb, notes=[*job.notes, *state.notes], integrity=state.integrity,
                    flags=state.flags, submitted_as=state.chosen)
@@ -597,10 +599,10 @@ def proof_plan(source, release) -> Plan:
     stubs = assemble(source, release, None)
     cells, kinds, grade_ids = list(full.nb.cells), list(full.kinds), list(full.grade_ids)
     for cell, kind, grade_id in zip(stubs.nb.cells, stubs.kinds, stubs.grade_ids):
-        if kind in ("answer", "test"):
+        if kind in (CellKind.ANSWER, CellKind.TEST):
             cell = nbjson.from_dict(dict(cell))
             cell.id = f"release-{cell.id}"
-            if kind == "test":
+            if kind == CellKind.TEST:
                 cell.metadata = nbjson.from_dict({**cell.metadata, "nbgrader": {
                     **nbgrader_meta(cell), "grade_id": f"{RELEASED}{grade_id}"}})
                 grade_id = f"{RELEASED}{grade_id}"
@@ -611,15 +613,15 @@ def proof_plan(source, release) -> Plan:
     plan.given = full.given
     current = ""
     for kind, grade_id in zip(kinds, grade_ids):
-        if kind == "answer":
+        if kind == CellKind.ANSWER:
             current = grade_id
-        elif kind == "test" and current:
+        elif kind == CellKind.TEST and current:
             plan.answer_of[grade_id] = current
     return plan
 
 
 def _manual_cells(plan):
     for cell, kind in zip(plan.nb.cells, plan.kinds):
-        if kind == "manual":
+        if kind == CellKind.MANUAL:
             meta = nbgrader_meta(cell)
             yield meta.get("grade_id", cell.id), float(meta.get("points", 0) or 0)

@@ -32,19 +32,20 @@ from jupyter_client import KernelManager
 from . import cgroup as cgroups, nbjson
 from .measure import SAMPLE, MemoryWindow, children as _children
 from .sandbox import BOX, Limits, Sandbox
+from .jupyter_types import OUTPUTS, Msg, Output
+from .status import FATAL, FINISHED, RunStatus
 from .structure import depth
 from .submissions import MAX_DEPTH
 
 GRACE = 3.0  # seconds a kernel gets to answer an interrupt
 POLL = 0.1
 MEMORY_POLL = 0.25
-FATAL = ("died", "memory", "stuck")
 
 
 @dataclass
 class CellRun:
     index: int
-    status: str  # ok | error | memory-error | timeout | stuck | died | memory | wall | not-run
+    status: RunStatus
     ename: str = ""
     evalue: str = ""
     seconds: float = 0.0
@@ -54,6 +55,9 @@ class CellRun:
     def fatal(self) -> bool:
         """The kernel is gone or unusable after this cell."""
         return self.status in FATAL
+
+    def __post_init__(self):
+        self.status = RunStatus(self.status)  # a misspelt status is an error, here
 
 
 class KernelStartError(RuntimeError):
@@ -149,10 +153,10 @@ FIGURE_LABEL = 10_000  # characters of text beside a figure (its text/plain repr
 def _sizes(kind: str, content: dict, out) -> tuple[int, int]:
     """An output's size as text and as figures: a figure is counted apart from the text
     cap, so that a cell that draws a plot keeps it in the feedback."""
-    if kind == "stream":
+    if kind == Output.STREAM:
         return len(out.text), 0
     data = content.get("data") if isinstance(content, dict) else None
-    if kind == "error" or not isinstance(data, dict):
+    if kind == Output.ERROR or not isinstance(data, dict):
         return len(str(content)), 0
     images = sum(len(str(v)) for k, v in data.items() if str(k).startswith(IMAGES))
     return len(str(content)) - images, images
@@ -174,16 +178,16 @@ class _Outputs:
     def add(self, msg: dict) -> None:
         kind = msg["msg_type"]
         content = msg["content"]
-        if kind == "execute_input":
+        if kind == Msg.EXECUTE_INPUT:
             self.execution_count = content.get("execution_count")
             return
-        if kind == "clear_output":
+        if kind == Msg.CLEAR_OUTPUT:
             if content.get("wait"):
                 self.clear_pending = True
             else:
                 self.outputs, self.size, self.image_size = [], 0, 0
             return
-        if kind not in ("stream", "display_data", "execute_result", "error"):
+        if kind not in OUTPUTS:
             return
         if self.clear_pending:
             self.outputs, self.size, self.image_size, self.clear_pending = [], 0, 0, False
@@ -198,15 +202,16 @@ class _Outputs:
         self.image_size += image
         if image and size <= FIGURE_LABEL:  # a figure and its label: the figures' cap holds it
             size = 0
-        if kind != "error" and self.size + size > self.cap:
+        if kind != Output.ERROR and self.size + size > self.cap:
             self.cut = True
             room = self.cap - self.size
-            if kind != "stream" or room <= 0:
+            if kind != Output.STREAM or room <= 0:
                 return
             out.text, size = out.text[:room], room
         self.size += size
         last = self.outputs[-1] if self.outputs else None
-        if kind == "stream" and last is not None and last.output_type == "stream" and last.name == out.name:
+        if kind == Output.STREAM and last is not None and last.output_type == Output.STREAM and \
+                last.name == out.name:
             last.text += out.text
         else:
             self.outputs.append(out)
@@ -237,9 +242,9 @@ class _Reply:
 
     def add(self, msg: dict) -> None:
         kind, content = msg["msg_type"], msg["content"]
-        if kind == "error":
+        if kind == Output.ERROR:
             self.error = (str(content.get("ename", ""))[:200], str(content.get("evalue", ""))[:2000])
-        elif kind == "display_data":
+        elif kind == Output.DISPLAY_DATA:
             data = content.get("data", {})
             text = data.get(self.mime) if isinstance(data, dict) else None
             if isinstance(text, str):
@@ -452,7 +457,7 @@ class Kernel:
         source = f"{self.sandbox.inbox(self.job_dir)}/work"
         code = f"__import__('shutil').copytree({source!r}, '.', dirs_exist_ok=True)"
         run, _ = self.request(code, -1, time.monotonic() + self.limits.startup, "none")
-        if run.status != "ok":
+        if run.status != RunStatus.OK:
             self.setup_problem = (f"the submission's files could not all be put in its working "
                                   f"folder: {run.ename}: {run.evalue[:300]}")
 
@@ -568,20 +573,20 @@ class Kernel:
                 self.window.sample()
             now = time.monotonic()
             if interrupted is None and now >= cell_deadline:
-                why = "wall" if deadline <= start + limits.timeout else "timeout"
+                why = RunStatus.WALL if deadline <= start + limits.timeout else RunStatus.TIMEOUT
                 self.interrupt()
                 interrupted = (now, why)
             elif interrupted is not None and now >= interrupted[0] + GRACE:
-                return CellRun(index, "stuck"), interrupted
+                return CellRun(index, RunStatus.STUCK), interrupted
             if now >= next_memory:
                 next_memory = now + MEMORY_POLL
                 if self.memory() > limits.memory_bytes:
-                    return CellRun(index, "memory"), interrupted
+                    return CellRun(index, RunStatus.MEMORY), interrupted
             try:
                 msg = self.kc.get_iopub_msg(timeout=SAMPLE if self.window is not None else POLL)
             except Empty:
                 if not self.alive():  # killed by its cgroup's limit, or gone on its own
-                    died = "memory" if self.limit_kills() > kills else "died"
+                    died = RunStatus.MEMORY if self.limit_kills() > kills else RunStatus.DIED
                     return CellRun(index, died), interrupted
                 continue
             except Exception:  # noqa: BLE001 (a message that is not one: see _readable)
@@ -592,8 +597,8 @@ class Kernel:
                 continue
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
-            if msg["msg_type"] == "status" and msg["content"].get("execution_state") == "idle":
-                return CellRun(index, "ok"), interrupted
+            if msg["msg_type"] == Msg.STATUS and msg["content"].get("execution_state") == "idle":
+                return CellRun(index, RunStatus.OK), interrupted
             sink.add(msg)
 
     def run(self, cell, index: int, deadline: float, silent: bool = False) -> CellRun:
@@ -605,16 +610,16 @@ class Kernel:
         run, interrupted = self._wait(msg_id, index, start, deadline, sink)
         run.seconds = time.monotonic() - start
         outputs = sink.finish()
-        if run.status == "ok" and sink.error:
-            run.status = "error"
+        if run.status == RunStatus.OK and sink.error:
+            run.status = RunStatus.ERROR
             run.ename, run.evalue = sink.error
-        if interrupted is not None and run.status in ("ok", "error", "stuck"):
-            if run.status != "stuck":
+        if interrupted is not None and run.status in FINISHED | {RunStatus.STUCK}:
+            if run.status != RunStatus.STUCK:
                 run.status = interrupted[1]
             # The KeyboardInterrupt we caused is ours, not the learner's: drop it.
             outputs = [o for o in outputs if not (o.output_type == "error" and o.ename == "KeyboardInterrupt")]
-        if run.status == "error" and run.ename == "MemoryError":
-            run.status = "memory-error"
+        if run.status == RunStatus.ERROR and run.ename == "MemoryError":
+            run.status = RunStatus.MEMORY_ERROR
         self._explain(run, outputs, interrupted)
         if not silent:
             cell.outputs = outputs
@@ -630,15 +635,15 @@ class Kernel:
         sink = _Reply(mime, self.limits.reply_chars)
         run, interrupted = self._wait(msg_id, index, start, deadline, sink)
         run.seconds = time.monotonic() - start
-        if run.status == "ok" and sink.error:
-            run.status = "error"
+        if run.status == RunStatus.OK and sink.error:
+            run.status = RunStatus.ERROR
             run.ename, run.evalue = sink.error
-        if interrupted is not None and run.status in ("ok", "error", "stuck"):
-            run.status = "stuck" if run.status == "stuck" else interrupted[1]
-        if run.status == "error" and run.ename == "MemoryError":
-            run.status = "memory-error"
+        if interrupted is not None and run.status in FINISHED:
+            run.status = interrupted[1]
+        if run.status == RunStatus.ERROR and run.ename == "MemoryError":
+            run.status = RunStatus.MEMORY_ERROR
         if sink.too_big:
-            run.status, run.ename = "error", "ReplyTooLarge"
+            run.status, run.ename = RunStatus.ERROR, "ReplyTooLarge"
             run.evalue = (f"the answer sent back more than {self.limits.reply_chars:,} characters "
                           "of data")
         self._explain(run, [], interrupted)
@@ -646,33 +651,39 @@ class Kernel:
 
     def _explain(self, run: CellRun, outputs: list, interrupted) -> None:
         limits = self.limits
-        if run.status == "timeout":
-            run.detail = (f"This cell was stopped after {limits.timeout:g} s, the time limit for "
-                          "one cell. Look for a loop that never ends, or work that is far too big.")
-        elif run.status == "wall":
-            run.detail = (f"This cell was stopped because the notebook reached its time limit "
-                          f"({limits.wall:g} s in all).")
-        elif run.status == "stuck":
-            run.detail = (f"This cell was stopped after {limits.timeout:g} s and did not respond to "
-                          "an interrupt, so its Python process was restarted.")
-        elif run.status == "memory":
-            files = (" (files written into its folders and /tmp count: they are kept in memory)"
-                     if self.cgroup is not None else "")
-            run.detail = (f"This cell used more than {limits.memory_mb} MB of memory{files}, so "
-                          "its Python process was stopped and restarted.")
-        elif run.status == "memory-error":
-            run.detail = (f"This cell ran out of memory (the limit is {limits.memory_mb} MB). "
-                          "Look for a list or array that keeps growing.")
-        elif run.status == "died":
-            code = self.exit_code()
-            how = f" (exit status {code})" if code not in (None, 0) else ""
-            run.detail = ("The Python process running this notebook stopped while this cell "
-                          f"ran{how}, for example through os._exit, exit() or a crash. "
-                          "Grading went on in a fresh process.")
-        if run.detail and run.status != "memory-error":
-            name = {"died": "KernelDied", "memory": "MemoryError"}.get(run.status, "TimeoutError")
+        match run.status:
+            case RunStatus.TIMEOUT:
+                run.detail = (f"This cell was stopped after {limits.timeout:g} s, the time limit for "
+                              "one cell. Look for a loop that never ends, or work that is far too big.")
+            case RunStatus.WALL:
+                run.detail = (f"This cell was stopped because the notebook reached its time limit "
+                              f"({limits.wall:g} s in all).")
+            case RunStatus.STUCK:
+                run.detail = (f"This cell was stopped after {limits.timeout:g} s and did not respond to "
+                              "an interrupt, so its Python process was restarted.")
+            case RunStatus.MEMORY:
+                files = (" (files written into its folders and /tmp count: they are kept in memory)"
+                         if self.cgroup is not None else "")
+                run.detail = (f"This cell used more than {limits.memory_mb} MB of memory{files}, so "
+                              "its Python process was stopped and restarted.")
+            case RunStatus.MEMORY_ERROR:
+                run.detail = (f"This cell ran out of memory (the limit is {limits.memory_mb} MB). "
+                              "Look for a list or array that keeps growing.")
+                return  # its own MemoryError is already among the outputs
+            case RunStatus.DIED:
+                code = self.exit_code()
+                how = f" (exit status {code})" if code not in (None, 0) else ""
+                run.detail = ("The Python process running this notebook stopped while this cell "
+                              f"ran{how}, for example through os._exit, exit() or a crash. "
+                              "Grading went on in a fresh process.")
+        if run.detail:
+            name = STOPPED_AS.get(run.status, "TimeoutError")
             outputs.append(error_output(name, run.detail))
             run.ename, run.evalue = name, run.detail
+
+
+# The error a stopped cell shows, by how it was stopped (any other: a TimeoutError).
+STOPPED_AS = {RunStatus.DIED: "KernelDied", RunStatus.MEMORY: "MemoryError"}
 
 
 def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | None = None,
@@ -706,7 +717,7 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
             if broken or time.monotonic() >= deadline:
                 why = broken or (f"It was not run: the notebook reached its time limit "
                                  f"({limits.wall:g} s in all).")
-                runs[i] = CellRun(i, "not-run" if broken else "wall", "NotRun", why, detail=why)
+                runs[i] = CellRun(i, RunStatus.NOT_RUN if broken else RunStatus.WALL, "NotRun", why, detail=why)
                 cell.outputs = [error_output("NotRun", why)]
                 cell.execution_count = None
                 continue
@@ -715,7 +726,7 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
                 run = kernel.run(cell, i, deadline)
             runs[i] = run
             needs_restart = run.fatal or (
-                run.status == "memory-error" and kernel.memory() > limits.memory_bytes // 2)
+                run.status == RunStatus.MEMORY_ERROR and kernel.memory() > limits.memory_bytes // 2)
             if not needs_restart:
                 continue
             kernel.stop()
@@ -733,7 +744,7 @@ def run_notebook(nb, make_kernel, limits: Limits, replayable, first: Kernel | No
             # Bring the fresh kernel to where the old one was, without the cell that broke it.
             for j in range(i):
                 earlier = runs[j]
-                if earlier is None or earlier.status not in ("ok", "error") or not replayable(j):
+                if earlier is None or earlier.status not in FINISHED or not replayable(j):
                     continue
                 again = kernel.run(nb.cells[j], j, deadline, silent=True)
                 if again.fatal:

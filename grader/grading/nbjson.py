@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+from .jupyter_types import RICH, Output
+
 
 class Node(dict):
     """A dict whose keys are also attributes, like ``nbformat.NotebookNode``."""
@@ -58,9 +60,9 @@ def new_notebook(cells: list, metadata: dict | None = None) -> Node:
 
 def new_output(output_type: str, **fields) -> Node:
     out = Node(output_type=output_type)
-    if output_type in ("display_data", "execute_result"):
+    if output_type in RICH:
         out.data, out.metadata = from_dict(fields.pop("data", {})), from_dict(fields.pop("metadata", {}))
-    if output_type == "execute_result":
+    if output_type == Output.EXECUTE_RESULT:
         out.execution_count = fields.pop("execution_count", None)
     out.update(fields)
     return out
@@ -69,13 +71,13 @@ def new_output(output_type: str, **fields) -> Node:
 def output_from_msg(msg: dict) -> Node:
     """The notebook output for a kernel's IOPub output message."""
     kind, content = msg["header"]["msg_type"], msg["content"]
-    if kind == "stream":
+    if kind == Output.STREAM:
         return new_output(kind, name=content["name"], text=content["text"])
-    if kind == "error":
+    if kind == Output.ERROR:
         return new_output(kind, ename=content["ename"], evalue=content["evalue"],
                           traceback=list(content["traceback"]))
     fields = {"data": content["data"], "metadata": content.get("metadata", {})}
-    if kind == "execute_result":
+    if kind == Output.EXECUTE_RESULT:
         fields["execution_count"] = content.get("execution_count")
     return new_output(kind, **fields)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from . import nbjson
 from .nbjson import nbgrader_meta
+from .status import WRITTEN, CellKind
 from .structure import notebook_problem, text_problem
 
 CELL_TYPES = ("code", "markdown", "raw")
@@ -34,27 +35,31 @@ class Plan:
     """The notebook to run and what each of its cells is."""
 
     nb: nbjson.Node
-    kinds: list[str]  # per cell: answer, manual, test, locked, plain, added
+    kinds: list[CellKind]  # per cell: answer, manual, test, locked, plain, added
     grade_ids: list[str]  # per cell; "" for cells without one
     repairs: list[str] = field(default_factory=list)
     answer_of: dict[str, str] = field(default_factory=dict)  # test grade_id -> answer grade_id
     given: dict[str, str] = field(default_factory=dict)  # answer grade_id -> the release's text
 
 
-def kind_of(cell) -> str:
+# The release's cells a submission may not change, put back as they were, as people call them.
+RESTORED = {CellKind.TEST: "test cell", CellKind.LOCKED: "read-only cell", CellKind.TASK: "task cell"}
+
+
+def kind_of(cell) -> CellKind:
     """The role of a cell of the source or release notebook."""
     meta = nbgrader_meta(cell)
     if meta.get("task"):
-        return "task"  # a locked description, graded by hand
+        return CellKind.TASK  # a locked description, graded by hand
     if meta.get("solution") and meta.get("grade"):
-        return "manual"
+        return CellKind.MANUAL
     if meta.get("solution"):
-        return "answer"
+        return CellKind.ANSWER
     if meta.get("grade"):
-        return "test"
+        return CellKind.TEST
     if meta.get("locked"):
-        return "locked"
-    return "plain"
+        return CellKind.LOCKED
+    return CellKind.PLAIN
 
 
 def _text(source) -> str:
@@ -131,7 +136,7 @@ def match_cells(release_cells, cells: list[dict]) -> list[int | None]:
         text = _text(cell.source)
         texts[text.strip()].append(i)
         starts[_first_line(text)] += 1
-        if kind_of(cell) in ("answer", "manual"):
+        if kind_of(cell) in WRITTEN:
             lines[_first_line(text)].append(i)
     # A first line identifies an answer only if no other release cell starts with it.
     by_line = {line: found[0] for line, found in lines.items() if line and len(found) == 1 and starts[line] == 1}
@@ -200,7 +205,7 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
             if nbgrader_meta(extra).get("grade") or nbgrader_meta(extra).get("points"):
                 repairs.append(f"The cell {_label(extra)} is marked as graded but is not part of "
                                "the assignment: it ran, and earns no points.")
-            emit(_new_cell(extra["cell_type"], extra["source"], extra["id"], meta), "added")
+            emit(_new_cell(extra["cell_type"], extra["source"], extra["id"], meta), CellKind.ADDED)
 
     emit_added(-1)
     for i, rcell in enumerate(rel):
@@ -209,7 +214,7 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
         mine = claims.get(i, [])
         scell = source_by_grade.get(grade_id, rcell) if grade_id else rcell
         label = _label(rcell)
-        if kind in ("answer", "manual"):
+        if kind in WRITTEN:
             if not mine:
                 repairs.append(f"The answer cell {label} was missing, so it was graded as unanswered.")
                 text = _text(rcell.source)
@@ -219,14 +224,14 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
                     repairs.append(f"The answer cell {label} appeared {len(mine)} times; all copies "
                                    "ran in order, so the last one counts.")
                     for n, copy_ in enumerate(mine[:-1]):
-                        emit(_new_cell(scell.cell_type, copy_["source"], f"{rcell.id}-copy{n + 1}", {}), "added")
+                        emit(_new_cell(scell.cell_type, copy_["source"], f"{rcell.id}-copy{n + 1}", {}), CellKind.ADDED)
                 if mine[-1]["cell_type"] != scell.cell_type:
                     repairs.append(f"The answer cell {label} had been turned into a "
                                    f"{mine[-1]['cell_type']} cell; it was graded as a "
                                    f"{scell.cell_type} cell.")
             emit(_new_cell(scell.cell_type, text, rcell.id, rcell.metadata), kind, grade_id)
-        elif kind in ("test", "locked", "task"):
-            what = {"test": "test cell", "locked": "read-only cell", "task": "task cell"}[kind]
+        elif kind in RESTORED:
+            what = RESTORED[kind]
             if not mine:
                 repairs.append(f"The {what} {label} was missing and has been put back.")
             else:
@@ -240,28 +245,28 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
             metadata = copy.deepcopy(dict(rcell.metadata))
             metadata["nbgrader"] = copy.deepcopy(dict(nbgrader_meta(scell)))
             emit(_new_cell(scell.cell_type, _text(scell.source), rcell.id, metadata),
-                 "manual" if kind == "task" else kind, grade_id)
+                 CellKind.MANUAL if kind == CellKind.TASK else kind, grade_id)
         else:
             if not mine:
                 if rcell.cell_type == "code":
                     repairs.append(f"The given code cell {label} was missing and has been put back.")
-                emit(_new_cell(rcell.cell_type, _text(rcell.source), rcell.id, rcell.metadata), "plain")
+                emit(_new_cell(rcell.cell_type, _text(rcell.source), rcell.id, rcell.metadata), CellKind.PLAIN)
             else:
                 first = mine[0]
                 meta = {k: v for k, v in first["metadata"].items() if k not in ("nbgrader", "execution")}
-                emit(_new_cell(first["cell_type"], first["source"], rcell.id, meta), "plain")
+                emit(_new_cell(first["cell_type"], first["source"], rcell.id, meta), CellKind.PLAIN)
                 for n, copy_ in enumerate(mine[1:]):
-                    emit(_new_cell(copy_["cell_type"], copy_["source"], f"{rcell.id}-copy{n + 1}", {}), "added")
+                    emit(_new_cell(copy_["cell_type"], copy_["source"], f"{rcell.id}-copy{n + 1}", {}), CellKind.ADDED)
         emit_added(i)
 
     nb = nbjson.new_notebook(cells, copy.deepcopy(dict(release.metadata)))
     plan = Plan(nb, kinds, grade_ids, repairs)
     plan.given = {nbgrader_meta(c)["grade_id"]: _text(c.source) for c in rel
-                  if kind_of(c) in ("answer", "manual") and nbgrader_meta(c).get("grade_id")}
+                  if kind_of(c) in WRITTEN and nbgrader_meta(c).get("grade_id")}
     current = ""
     for kind, grade_id in zip(kinds, grade_ids):
-        if kind == "answer":
+        if kind == CellKind.ANSWER:
             current = grade_id
-        elif kind == "test" and current:
+        elif kind == CellKind.TEST and current:
             plan.answer_of[grade_id] = current
     return plan

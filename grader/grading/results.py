@@ -12,35 +12,31 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
-# What a test cell's status may be, and what it means:
-STATUSES = (
-    "passed",   # every check of the cell passed: it earns its points
-    "failed",   # a check rejected the answer
-    "error",    # the answer could not be checked (missing, or the kernel died while it ran)
-    "timeout",  # the cell, or the answer it tests, ran past the time limit
-    "memory",   # the cell, or the answer it tests, ran out of memory
-    "missing",  # there was no readable notebook to grade
-)
+from .status import CheckStatus, TestStatus
 
-
-# What the checker says of one test cell, before scoring (``grader.grading.trusted``):
-CHECKED = ("passed", "failed", "error", "incident")
+# What a test cell's status may be (``grader.grading.status.TestStatus``), in order.
+STATUSES = tuple(TestStatus)
+# What the checker says of one test cell, before scoring (``grader.grading.trusted``).
+CHECKED = tuple(CheckStatus)
 
 
 @dataclass(frozen=True)
 class CheckVerdict:
-    """The checker's verdict on one test cell: ``status`` is one of :data:`CHECKED`
-    ("incident": the kernel was stopped while it ran, and ``run`` says how); ``message`` is
-    the check's ✓ line or its failure message."""
+    """The checker's verdict on one test cell: ``status`` is a :class:`CheckStatus`
+    (an incident: the kernel was stopped while it ran, and ``run`` says how); ``message`` is
+    the check's ✓ line or its failure message; ``out_of_memory``: the learner's code raised
+    MemoryError on one of the check's cases, as the kernel reported it."""
 
-    status: str
+    status: CheckStatus
     message: str = ""
     run: object = None  # the stopped cell's CellRun, for an incident
+    out_of_memory: bool = False
 
     def __post_init__(self):
         if self.status not in CHECKED:
             raise ValueError(f"a check's status {self.status!r} is not one of {', '.join(CHECKED)}")
-        if (self.status == "incident") != (self.run is not None):
+        object.__setattr__(self, "status", CheckStatus(self.status))
+        if (self.status == CheckStatus.INCIDENT) != (self.run is not None):
             raise ValueError("an incident, and only an incident, comes with the run it stopped")
 
 
@@ -52,7 +48,7 @@ class TestResult:
       ``grader.grading.job.RELEASED``);
     * ``points``: what it earned, from 0 to ``max``; all of ``max`` exactly when ``passed``;
     * ``max``: the cell's points in the source notebook;
-    * ``status``: one of :data:`STATUSES`;
+    * ``status``: a :class:`TestStatus`;
     * ``message``: what the student reads: the check's ✓ line, or why it failed.
     """
 
@@ -61,13 +57,14 @@ class TestResult:
     id: str
     points: float
     max: float
-    status: str
+    status: TestStatus
     message: str = ""
 
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"test {self.id!r}: status {self.status!r} is not one of "
                              f"{', '.join(STATUSES)}")
+        object.__setattr__(self, "status", TestStatus(self.status))
         for name in ("points", "max"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or \

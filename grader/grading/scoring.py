@@ -2,7 +2,7 @@
 
 A test cell earns its points when every check it makes passes, as the checker judged it
 outside the learner's kernel (``grader.grading.trusted``). Each test cell's result is a
-:class:`grader.grading.results.TestResult`, whose status is one of ``results.STATUSES``.
+:class:`grader.grading.results.TestResult`, whose status is a ``grader.grading.status.TestStatus``.
 
 When the answer cell a test depends on was stopped (timeout, memory, a dead kernel), the
 test's message says so first: the learner sees the cause, not only a ``NameError``.
@@ -15,10 +15,8 @@ from .kernel import CellRun
 from .nbjson import nbgrader_meta
 from .repair import Plan
 from .results import CheckVerdict, TestResult
-INCIDENT_STATUS = {"timeout": "timeout", "wall": "timeout", "stuck": "timeout", "memory": "memory",
-                   "memory-error": "memory", "died": "error", "not-run": "error"}
-FAILURES = ("AssertionError", "CheckFailed")
-MEMORY_IN_MESSAGE = re.compile(r"raised MemoryError")
+from .status import CellKind, RunStatus, TestStatus, decide_test_status, stopped
+
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -28,30 +26,39 @@ def strip_ansi(text: str) -> str:
 
 def score_test(cell, run: CellRun | None, verdict: CheckVerdict | None,
                answer_run: CellRun | None, answer_id: str) -> TestResult:
-    """Points, status and message of one test cell, from the checker's verdict."""
+    """Points, status and message of one test cell, from the checker's verdict; the
+    status is :func:`grader.grading.status.decide_test_status`'s."""
     meta = nbgrader_meta(cell)
     top = float(meta.get("points", 0) or 0)
     grade_id = meta.get("grade_id", cell.get("id", ""))
+    incident = verdict.run if verdict is not None else None
+    status = decide_test_status(
+        run.status if run is not None else None, verdict.status if verdict is not None else None,
+        stopped_as=incident.status if incident is not None else None,
+        out_of_memory=verdict is not None and verdict.out_of_memory,
+        answer=answer_run.status if answer_run is not None else None)
+    if status == TestStatus.PASSED:
+        return TestResult(grade_id, top, top, status, verdict.message)
+    return TestResult(grade_id, 0.0, top, status, _message(run, verdict, answer_run, answer_id))
+
+
+def _message(run: CellRun | None, verdict: CheckVerdict | None, answer_run: CellRun | None,
+             answer_id: str) -> str:
+    """What a test that did not pass says: why its cell or check stopped, or the check's
+    message, after what became of the answer cell it tests when that was stopped."""
     if run is None or verdict is None:
-        message = run.detail if run is not None and run.detail else "This test did not run."
-        status = INCIDENT_STATUS.get(run.status, "error") if run is not None else "error"
-        return TestResult(grade_id, 0.0, top, status, message)
-    if verdict.status == "passed":
-        return TestResult(grade_id, top, top, "passed", verdict.message)
-    if verdict.status == "incident":
-        incident = verdict.run
-        status, message = INCIDENT_STATUS.get(incident.status, "error"), incident.detail or incident.evalue
-        if incident.status == "memory-error":
-            message = f"{incident.detail}\nMemoryError: {strip_ansi(incident.evalue)}".rstrip(": ")
+        return run.detail if run is not None and run.detail else "This test did not run."
+    incident = verdict.run
+    if incident is None:
+        message = verdict.message
+    elif incident.status == RunStatus.MEMORY_ERROR:
+        message = f"{incident.detail}\nMemoryError: {strip_ansi(incident.evalue)}".rstrip(": ")
     else:
-        status, message = verdict.status, verdict.message
-        if MEMORY_IN_MESSAGE.search(message):
-            status = "memory"
-    if answer_run is not None and answer_run.status in INCIDENT_STATUS:
-        status = INCIDENT_STATUS[answer_run.status]
+        message = incident.detail or incident.evalue
+    if answer_run is not None and stopped(answer_run.status):
         message = (f"Your answer cell `{answer_id}` did not finish: {answer_run.detail}\n\n"
                    f"So this test could not use it:\n{message}")
-    return TestResult(grade_id, 0.0, top, status, message)
+    return message
 
 
 def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, CheckVerdict]
@@ -61,13 +68,13 @@ def score(plan: Plan, runs: list[CellRun | None], verdicts: dict[str, CheckVerdi
     index = {gid: i for i, gid in enumerate(plan.grade_ids) if gid}
     tests, manual, incidents = [], [], []
     for i, (cell, kind, run) in enumerate(zip(plan.nb.cells, plan.kinds, runs)):
-        if run is not None and run.status in INCIDENT_STATUS:
+        if run is not None and stopped(run.status):
             incidents.append(f"cell `{cell.id}`: {run.detail}")
-        if kind == "test":
+        if kind == CellKind.TEST:
             answer = plan.answer_of.get(plan.grade_ids[i], "")
             answer_run = runs[index[answer]] if answer in index else None
             tests.append(score_test(cell, run, verdicts.get(plan.grade_ids[i]), answer_run, answer))
-        elif kind == "manual":
+        elif kind == CellKind.MANUAL:
             meta = nbgrader_meta(cell)
             grade_id = meta.get("grade_id", cell.id)
             answered = cell.source.strip() != plan.given.get(grade_id, "").strip()
@@ -79,10 +86,10 @@ def missing_tests(plan: Plan, why: str) -> list[TestResult]:
     """Every test of ``plan`` at 0 with status ``missing``."""
     out = []
     for cell, kind in zip(plan.nb.cells, plan.kinds):
-        if kind == "test":
+        if kind == CellKind.TEST:
             meta = nbgrader_meta(cell)
             out.append(TestResult(meta.get("grade_id", cell.id), 0.0,
-                                  float(meta.get("points", 0) or 0), "missing", why))
+                                  float(meta.get("points", 0) or 0), TestStatus.MISSING, why))
     return out
 
 
@@ -90,6 +97,6 @@ def answers(plan: Plan) -> list[dict]:
     """Each answer cell (code, auto-graded) and whether the student changed it."""
     out = []
     for cell, kind, grade_id in zip(plan.nb.cells, plan.kinds, plan.grade_ids):
-        if kind == "answer":
+        if kind == CellKind.ANSWER:
             out.append({"id": grade_id, "answered": cell.source.strip() != plan.given.get(grade_id, "").strip()})
     return out

@@ -32,6 +32,7 @@ from .kernel import CellRun, error_output
 from .nbjson import cell_text, nbgrader_meta
 from .repair import Plan
 from .results import CheckVerdict
+from .status import CellKind, CheckStatus, RunStatus
 
 TWIN_NOTE = ("(This input is not one of your notebook's cases: grading also tries new cases like "
              "them, so that an answer must be right in general, not only on the cases you saw.)")
@@ -79,47 +80,49 @@ class Checker:
         # Verdicts of visible checks since the last code cell that ran: a hidden test cell
         # repeats its visible check right after the visible test cell, and nothing the
         # answer could depend on has changed in between.
-        self.fresh: dict[CheckCall, Verdict] = {}
+        self.fresh: dict[CheckCall, tuple[Verdict, bool]] = {}  # and whether it ran out of memory
 
     def _read_until(self, index: int) -> None:
         """Read the learner's code cells before ``index`` (what has run when the test
         is reached), never the test cells."""
         for i in range(self.read, index):
             cell = self.plan.nb.cells[i]
-            if cell.cell_type == "code" and self.plan.kinds[i] != "test" and cell.source.strip():
+            if cell.cell_type == "code" and self.plan.kinds[i] != CellKind.TEST and cell.source.strip():
                 self.reader.read(cell.source, f"<cell {cell.id}>")
                 self.fresh.clear()
         self.read = max(self.read, index + 1)
 
     def on_test(self, index: int, kernel, deadline: float) -> CellRun | None:
-        if self.plan.kinds[index] != "test":
+        if self.plan.kinds[index] != CellKind.TEST:
             return None
         cell = self.plan.nb.cells[index]
         grade_id = self.plan.grade_ids[index]
         calls = self.tests.get(grade_id)
         start = time.monotonic()
         if not calls:
-            self.results[grade_id] = CheckVerdict("error", "This test has no checks.")
+            self.results[grade_id] = CheckVerdict(CheckStatus.ERROR, "This test has no checks.")
             cell.outputs = [error_output("CheckError", "This test has no checks.")]
-            return CellRun(index, "error", "CheckError", "This test has no checks.")
+            return CellRun(index, RunStatus.ERROR, "CheckError", "This test has no checks.")
         self._read_until(index)
         session = Session(kernel, index, deadline)
         passed: list[str] = []
         try:
-            verdict = self._check_all(calls, session, passed)
+            verdict, out_of_memory = self._check_all(calls, session, passed)
         except BridgeIncident as incident:
             run = incident.run
-            self.results[grade_id] = CheckVerdict("incident", run=run)
+            self.results[grade_id] = CheckVerdict(CheckStatus.INCIDENT, run=run)
             cell.outputs = self._printed(passed) + [error_output(run.ename or "Error", run.detail or run.evalue)]
             return run
-        run = CellRun(index, "ok" if verdict.passed else "error", seconds=time.monotonic() - start)
+        run = CellRun(index, RunStatus.OK if verdict.passed else RunStatus.ERROR,
+                      seconds=time.monotonic() - start)
         if verdict.passed:
             self.results[grade_id] = CheckVerdict(
-                "passed", notebook_output.summary_line("\n".join(passed)))
+                CheckStatus.PASSED, notebook_output.summary_line("\n".join(passed)))
             cell.outputs = self._printed(passed)
         else:
             run.ename, run.evalue = "CheckFailed", verdict.message
-            self.results[grade_id] = CheckVerdict("failed", verdict.message)
+            self.results[grade_id] = CheckVerdict(CheckStatus.FAILED, verdict.message,
+                                                  out_of_memory=out_of_memory)
             lines = verdict.message.splitlines() or [""]
             cell.outputs = self._printed(passed) + [nbjson.new_output(
                 "error", ename="CheckFailed", evalue=verdict.message,
@@ -127,16 +130,23 @@ class Checker:
         cell.execution_count = None
         return run
 
-    def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]) -> Verdict:
+    def _check_all(self, calls: list[CheckCall], session: Session, passed: list[str]
+                   ) -> tuple[Verdict, bool]:
+        """The first failing check's verdict (or one that passes, with every ✓ line in
+        ``passed``), and whether the learner's code ran out of memory on its cases."""
         scope = self.reader.scope()
         for call in calls:
-            verdict = self.fresh.get(call) or self._check(call, session, scope, self.reader.trees)
+            found = self.fresh.get(call)
+            if found is None:
+                before = session.memory_errors
+                verdict = self._check(call, session, scope, self.reader.trees)
+                found = verdict, session.memory_errors > before
             if not call.hidden:
-                self.fresh[call] = verdict
-            if not verdict.passed:
-                return verdict
-            passed.append(verdict.message)
-        return Verdict(True, "\n".join(passed))
+                self.fresh[call] = found
+            if not found[0].passed:
+                return found
+            passed.append(found[0].message)
+        return Verdict(True, "\n".join(passed)), False
 
     @staticmethod
     def _check(call: CheckCall, session: Session, scope, trees=()) -> Verdict:
@@ -145,10 +155,12 @@ class Checker:
         subject = RemoteSubject(session, call.target, judged[0][0].info, scope, wanted, trees)
         first = None
         for exp, twin in judged:
+            runs = subject.runs
             verdict = judge(exp, subject, expectations_of=_visible)
             if not verdict.passed:
-                message = f"{verdict.message}\n\n{TWIN_NOTE}" if twin and "\n" in verdict.message \
-                    else verdict.message
+                # A twin that failed on its own cases shows one of them: say it is new.
+                on_cases = twin and subject.runs > runs
+                message = f"{verdict.message}\n\n{TWIN_NOTE}" if on_cases else verdict.message
                 return dataclasses.replace(verdict, message=message)
             first = first or verdict
         return first
