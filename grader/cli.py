@@ -46,7 +46,8 @@ def _kit(args) -> int:
 
 
 def _grade(args) -> int:
-    from .grading.batch import default_jobs, grade
+    from .grading.batch import grade
+    from .grading.pool import default_jobs
     from .grading.sandbox import Limits
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
@@ -93,7 +94,7 @@ def _grades(args) -> int:
 
 
 def _worker(args) -> int:
-    from .grading.batch import default_jobs
+    from .grading.pool import default_jobs
     from .grading.worker import main
 
     return main(args.scheduler, args.nworkers or default_jobs(), args.sandbox, args.dask_args)

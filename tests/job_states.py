@@ -30,12 +30,9 @@ def make_job(files: dict, *, proof: bool = False, submitted_as: str | None = Non
     """A job of lesson 01 on ``files`` (notebooks may be dicts); the candidates are found as
     the batch finds them, except for the proof, which names its file."""
     files = encoded(files)
-    job = Job("alice", A, lesson().filename, lesson().source, lesson().release, files,
-              submitted_as, notes=["from reading"], **kw)
-    job.proof = proof
-    if not proof:
-        job.candidates = candidates(files, lesson().filename, [lesson().filename])
-    return job
+    found = [] if proof else candidates(files, lesson().filename, [lesson().filename])
+    return Job("alice", A, lesson().filename, lesson().source, lesson().release, files,
+               submitted_as, notes=["from reading"], proof=proof, candidates=found, **kw)
 
 
 # From this step on, steps make a private directory and start kernels: the tests of the

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from grader.grading import job as job_module
-from grader.grading.batch import PoolRunner
+from grader.grading.pool import PoolRunner
 from grader.grading.job import kernel_allowance, run_and_check
 from grader.grading.sandbox import Limits
 from grader.grading.watchdog import WATCH, OverLimit, Watchdog
@@ -186,7 +186,7 @@ def test_in_a_worker_a_step_stuck_in_c_gets_it_replaced_and_costs_only_its_noteb
 def test_a_proof_over_the_limit_stops_the_run_and_says_why():
     """The environment proof goes through the same limit: a source notebook the grader
     cannot read in time fails the proof, and the reason names the limit."""
-    from grader.grading.batch import proof_problem
+    from grader.grading.session import proof_problem
     from grader.grading.job import over_limit
 
     job = make_job({lesson().filename: lesson().source}, proof=True, submitted_as=lesson().filename,

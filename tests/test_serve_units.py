@@ -163,9 +163,9 @@ def test_a_pool_worker_ends_when_the_process_that_started_it_is_killed(tmp_path)
     code = (
         "import multiprocessing, os\n"
         "from concurrent.futures import ProcessPoolExecutor\n"
-        "from grader.grading import batch\n"
+        "from grader.grading import pool as runner\n"
         "pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn'),\n"
-        "                           initializer=batch._orphan_watch, initargs=(os.getpid(),))\n"
+        "                           initializer=runner._orphan_watch, initargs=(os.getpid(),))\n"
         "print(pool.submit(os.getpid).result(), flush=True)\n"
         "pool.submit(__import__('time').sleep, 120)  # the worker is busy when its parent dies\n"
         "__import__('time').sleep(0.5)\n"
@@ -278,7 +278,7 @@ def _handed_in(tmp_path, timestamp: str) -> ex.Entry:
 
 
 def test_a_timestamp_txt_in_the_future_or_set_back_is_replaced_by_the_file_systems_time(tmp_path):
-    from grader.grading.outputs import LOOK
+    from grader.grading.submission_result import LOOK
 
     for claim, flag in (("2099-01-01 00:00:00.000000 UTC", times.FUTURE_FLAG),
                         ("2020-01-01 00:00:00.000000 UTC", times.BACKDATED_FLAG)):

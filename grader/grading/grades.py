@@ -11,8 +11,9 @@ notebook; ``failed``: the grader could not grade it; ``not submitted``), ``submi
 (UTC), ``auto`` (the tests' points), ``manual`` (points given by hand; empty while some
 written answer is not graded), ``late_penalty``, ``total`` (auto + manual - late_penalty,
 what ``nbgrader export`` calls ``score``), ``max``, ``hand_grading`` (``to do``,
-``review``, ``done`` or empty), ``look_at`` (why a person should look, from the run's
-results JSON), ``integrity``; then one column per question, ``NN.name``: an exercise's
+``review``, ``done`` or empty), ``look_at`` (why a person should look: from the result in
+memory for a submission this run graded, from an earlier run's results JSON for the others),
+``integrity``; then one column per question, ``NN.name``: an exercise's
 visible and hidden tests together, or a written answer, for the assignments in the file
 only.
 
@@ -36,6 +37,7 @@ from pathlib import Path
 
 from .nbjson import nbgrader_meta
 from .repair import kind_of
+from .status import HAND_GRADED, CellKind
 
 COLUMNS = ["student", "assignment", "status", "submitted_at", "auto", "manual", "late_penalty", "total",
            "max", "hand_grading", "look_at", "integrity"]
@@ -58,15 +60,15 @@ def questions(notebooks: dict[str, dict]) -> list[Question]:
             kind, gid = kind_of(cell), nbgrader_meta(cell).get("grade_id")
             if not gid:
                 continue
-            if kind == "answer":
+            if kind == CellKind.ANSWER:
                 current = Question(gid, stem)
-            elif kind == "test":
+            elif kind == CellKind.TEST:
                 if current is None:
                     current = Question(gid, stem)
                 if current not in out:
                     out.append(current)
                 current.cells.append(gid)
-            elif kind in ("manual", "task"):
+            elif kind in HAND_GRADED:
                 out.append(Question(gid, stem, [gid]))
                 current = None
     return out
@@ -141,7 +143,12 @@ def _hand(numbers: dict) -> str:
     return "done" if numbers["written"] else ""
 
 
-def _result(results: Path | None, student: str, assignment: str) -> dict:
+def _said(results: Path | None, fresh: dict, student: str, assignment: str) -> dict:
+    """What a run said of a submission beyond its scores (``status``, ``look_at``,
+    ``integrity``): this run's result in memory, or an earlier run's results JSON."""
+    result = fresh.get((student, assignment))
+    if result is not None:
+        return {"status": result.status, "look_at": result.look_at(), "integrity": result.integrity}
     if results is None:
         return {}
     try:
@@ -161,10 +168,12 @@ class _Neutral:
 
 
 def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
-               results: Path | None = None) -> str:
+               results: Path | None = None, fresh: dict | None = None) -> str:
     """The text of grades.csv, from the gradebook at ``db_url``; ``course`` maps each
-    assignment to its source notebooks (file name -> JSON); ``results`` is the folder of
-    the results JSON that say why a person should look."""
+    assignment to its source notebooks (file name -> JSON); what says why a person should
+    look at a submission is its result in ``fresh`` (by key, a SubmissionResult of this
+    run), else its results JSON in ``results`` (written by an earlier run)."""
+    fresh = fresh or {}
     from nbgrader.api import Gradebook, MissingEntry
 
     from ..course import ensure_scripts_on_path
@@ -185,14 +194,14 @@ def grades_csv(db_url: str, course_id: str, course: dict[str, dict[str, dict]],
                     try:
                         sub = gb.find_submission(name, student)
                     except MissingEntry:  # or handed in, but the grader could not grade it
-                        record = _result(results, student, name)
+                        record = _said(results, fresh, student, name)
                         top = gb.find_assignment(name).max_score
                         writer.writerow([student, name, record.get("status", "not submitted"), "", "",
                                          "", "", Number("0"), _num(top), "", "; ".join(record.get("look_at", [])),
                                          "", *([""] * len(columns))])
                         continue
                     numbers = submission_numbers(sub)
-                    record = _result(results, student, name)
+                    record = _said(results, fresh, student, name)
                     when = numbers["timestamp"]
                     row = [student, name, record.get("status", "graded"),
                            f"{when:%Y-%m-%d %H:%M:%S} UTC" if when else "", _num(numbers["auto"]),

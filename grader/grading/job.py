@@ -342,7 +342,8 @@ def run_job(job: Job) -> JobResult:
         return _result(job, JobStatus.FAILED, start, error=traceback.format_exc())
 
 
-def not_graded(job: Job, start: float, why: str, error: str = "") -> JobResult:
+def not_graded(job: Job, start: float, why: str, error: str = "", said: list[str] | None = None
+               ) -> JobResult:
     """The result of a notebook the grader could not grade (over its own wall limit, or an
     error while reading or preparing it): every test 0 with ``why``, flagged for a person,
     and the release as its autograded notebook (nothing of a notebook that may be hostile
@@ -353,7 +354,7 @@ def not_graded(job: Job, start: float, why: str, error: str = "") -> JobResult:
     return _result(job, JobStatus.MISSING, start, tests=missing_tests(plan, note),
                    manual=[{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)],
                    answers=[{**a, "answered": False} for a in answers(plan)], autograded=plan.nb,
-                   notes=[*job.notes, note], flags=[NOT_GRADED], error=error)
+                   notes=[*(job.notes if said is None else said), note], flags=[NOT_GRADED], error=error)
 
 
 def over_limit(job: Job, start: float | None = None) -> JobResult:
@@ -375,6 +376,8 @@ class JobState:
     start: float  # time.monotonic() at the job's start (a result's seconds count from it)
     source: nbjson.Node  # the source notebook (solutions and hidden tests)
     release: nbjson.Node  # the released notebook
+    said: list[str] = field(default_factory=list)  # the notes every result carries: the job's,
+    # then (from assemble_plan on) what choosing the notebook found
     # choose_notebook
     chosen: str | None = None  # the submitted file to grade (None: there is none)
     flags: list[str] = field(default_factory=list)
@@ -405,7 +408,8 @@ class JobState:
 
     @classmethod
     def begin(cls, job: Job, start: float) -> JobState:
-        return cls(job, start, nbjson.from_dict(job.source), nbjson.from_dict(job.release))
+        return cls(job, start, nbjson.from_dict(job.source), nbjson.from_dict(job.release),
+                   said=list(job.notes))
 
     def read(self, name: str) -> tuple[dict | None, str]:
         """The submitted file ``name`` read as a notebook, once per job (the choice reads
@@ -445,20 +449,20 @@ def read_notebook(state: JobState) -> None:
 def assemble_plan(state: JobState) -> None:
     """The notebook that will run: the submission rebuilt on the assignment's cells
     (``grader.grading.repair.assemble``), or for the proof :func:`proof_plan`. Reads
-    ``submitted``; writes ``plan``, and adds ``choice_notes`` to ``job.notes`` (so that
+    ``submitted``; writes ``plan``, and adds ``choice_notes`` to ``said`` (so that
     every result from here on carries them, a failed one too). With no notebook to
     grade the job ends here: status ``missing``, every test 0 with ``problem`` as why."""
     job = state.job
     plan = proof_plan(state.source, state.release) if job.proof else \
         assemble(state.source, state.release, state.submitted)
     state.plan = plan
-    job.notes = [*job.notes, *state.choice_notes]
+    state.said = [*state.said, *state.choice_notes]
     if state.submitted is None:
         tests = missing_tests(plan, state.problem)
         manual = [{"id": gid, "max": m, "answered": False} for gid, m in _manual_cells(plan)]
         state.finished = _result(job, JobStatus.MISSING, state.start, tests=tests, manual=manual,
                                  answers=[{**a, "answered": False} for a in answers(plan)],
-                                 autograded=plan.nb, notes=[*job.notes, state.problem],
+                                 autograded=plan.nb, notes=[*state.said, state.problem],
                                  flags=state.flags, submitted_as=state.chosen)
 
 
@@ -518,7 +522,8 @@ def run_and_check(state: JobState) -> None:
                 runs = run_notebook(plan.nb, private.kernel, job.limits, replayable,
                                     on_test=checker.on_test)
             except KernelStartError as exc:
-                state.finished = _result(job, JobStatus.FAILED, state.start, error=str(exc))
+                state.finished = _result(job, JobStatus.FAILED, state.start, notes=state.said,
+                                         error=str(exc))
                 return
     state.runs, state.verdicts = runs, checker.results
 
@@ -567,10 +572,11 @@ def _run(job: Job, start: float) -> JobResult:
             try:
                 step(state)
             except Exception as exc:  # noqa: BLE001 (one submission's bytes: that submission only)
-                if step.__name__ in JUDGING:
-                    raise
+                if step.__name__ in JUDGING:  # the grader's own bug: the job fails
+                    return _result(job, JobStatus.FAILED, start, notes=state.said,
+                                   error=traceback.format_exc())
                 why = f"{DOING.get(step.__name__, step.__name__)} it raised {type(exc).__name__}: {exc}"
-                return not_graded(job, start, why[:1000] + ".", traceback.format_exc())
+                return not_graded(job, start, why[:1000] + ".", traceback.format_exc(), state.said)
             if state.finished is not None:
                 return state.finished
     finally:
@@ -584,7 +590,7 @@ def _graded(state: JobState) -> JobResult:
     job, plan = state.job, state.plan
     return _result(job, JobStatus.GRADED, state.start, tests=state.tests, manual=state.manual,
                    answers=answers(plan), repairs=plan.repairs, incidents=state.incidents,
-                   autograded=plan.nb, notes=[*job.notes, *state.notes], integrity=state.integrity,
+                   autograded=plan.nb, notes=[*state.said, *state.notes], integrity=state.integrity,
                    flags=state.flags, submitted_as=state.chosen)
 
 
@@ -599,7 +605,7 @@ def proof_plan(source, release) -> Plan:
     stubs = assemble(source, release, None)
     cells, kinds, grade_ids = list(full.nb.cells), list(full.kinds), list(full.grade_ids)
     for cell, kind, grade_id in zip(stubs.nb.cells, stubs.kinds, stubs.grade_ids):
-        if kind in (CellKind.ANSWER, CellKind.TEST):
+        if kind in {CellKind.ANSWER, CellKind.TEST}:
             cell = nbjson.from_dict(dict(cell))
             cell.id = f"release-{cell.id}"
             if kind == CellKind.TEST:

@@ -28,6 +28,7 @@ from .feedback import Grades, render
 from .results import TestResult
 from .nbjson import nbgrader_meta
 from .repair import kind_of
+from .status import HAND_GRADED, CellKind
 
 SIDECAR = ".grading"  # in an autograded folder: what grade said about each notebook
 
@@ -69,13 +70,13 @@ def _from_gradebook(nb, student, assignment, notebook):
     tests, manual = [], []
     for cell in nb.cells:
         meta, kind = nbgrader_meta(cell), kind_of(cell)
-        if kind == "test":
+        if kind == CellKind.TEST:
             score, top = float(meta.get("score") or 0.0), float(meta.get("points") or 0)
             tests.append(TestResult(meta.get("grade_id", ""), min(max(score, 0.0), top), top,
                                     "passed" if score >= top else "failed",
                                     "(no message: this notebook was not graded by "
                                     "`python -m grader grade`)"))
-        elif kind in ("manual", "task"):
+        elif kind in HAND_GRADED:
             manual.append({"id": meta.get("grade_id", ""), "max": float(meta.get("points") or 0),
                            "answered": True})
     return JobResult(student, assignment, f"{notebook}.ipynb", "graded", tests=tests, manual=manual,
@@ -83,13 +84,65 @@ def _from_gradebook(nb, student, assignment, notebook):
                             "its scores are shown, not what each test found."])
 
 
+def gradebook_grades(gb, nb, student: str, assignment: str, notebook: str) -> Grades:
+    """What the open gradebook ``gb`` holds for the notebook ``nb`` of a submission, as
+    :func:`grades_of` reads it after ``GetGrades``: each graded or written cell's score
+    (None for a written answer nobody has graded yet) and comment, the notebook's total
+    less its late penalty, and how late it was."""
+    from nbgrader.api import MissingEntry
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            held = gb.find_submission_notebook(notebook, assignment, student)
+            penalty = float(held.late_submission_penalty or 0.0)
+            grades = Grades({}, float(held.score) - penalty, float(held.max_score), penalty)
+            for cell in nb.cells:
+                meta = nbgrader_meta(cell)
+                grade_id = meta.get("grade_id")
+                if not grade_id or not (meta.get("solution") or meta.get("grade") or meta.get("task")):
+                    continue
+                entry = {"score": None, "comment": None}
+                if meta.get("solution") or meta.get("task"):
+                    entry["comment"] = gb.find_comment(grade_id, notebook, assignment, student).comment
+                if meta.get("grade") or meta.get("task"):
+                    grade = gb.find_grade(grade_id, notebook, assignment, student)
+                    unmarked = grade.manual_score is None and grade.auto_score is None
+                    entry["score"] = None if kind_of(cell) in HAND_GRADED and unmarked else grade.score
+                grades.cells[grade_id] = entry
+            try:
+                sub = gb.find_submission(assignment, student)
+                seconds, due = sub.total_seconds_late, sub.duedate
+            except MissingEntry:
+                seconds, due = 0, None
+        finally:
+            gb.db.rollback()  # end the read: the next writer may be another connection
+    if seconds and due is not None:
+        grades.late = _lateness(seconds, due, penalty)
+    return grades
+
+
+def _lateness(seconds: float, due, penalty: float) -> str:
+    from .late import describe_lateness
+
+    return (f"Submitted {describe_lateness(seconds)} after the due date "
+            f"({due:%Y-%m-%d %H:%M} UTC): a late penalty of {penalty:g} "
+            f"point{'s' if penalty != 1 else ''}.")
+
+
+def page_of(result, gb, student: str, assignment: str, notebook: str) -> str:
+    """The feedback page of one graded notebook, from its result in memory and what the
+    open gradebook ``gb`` holds for it: the page ``nbgrader generate_feedback`` makes of
+    the autograded notebook ``grade`` writes beside it."""
+    return render(result, student, assignment, gradebook_grades(gb, result.autograded, student,
+                                                                assignment, notebook))
+
+
 def grades_of(nb, resources) -> Grades:
     """What the gradebook holds for the notebook: the scores ``GetGrades`` put in the
     cells' metadata (a written answer nobody has graded yet has none), the comments, the
     notebook's total less its late penalty, and how late it was."""
     from nbgrader.api import Gradebook, MissingEntry
-
-    from .late import describe_lateness
 
     info = resources["nbgrader"]
     penalty = float(info.get("late_penalty") or 0.0)
@@ -102,7 +155,7 @@ def grades_of(nb, resources) -> Grades:
                 if "grade_id" not in meta or not ("score" in meta or "comment" in meta):
                     continue
                 score = meta.get("score")
-                if kind_of(cell) in ("manual", "task"):
+                if kind_of(cell) in HAND_GRADED:
                     try:
                         grade = gb.find_grade(meta["grade_id"], info["notebook"], info["assignment"],
                                               info["student"])
@@ -117,9 +170,7 @@ def grades_of(nb, resources) -> Grades:
             except MissingEntry:
                 seconds, due = 0, None
     if seconds and due is not None:
-        grades.late = (f"Submitted {describe_lateness(seconds)} after the due date "
-                       f"({due:%Y-%m-%d %H:%M} UTC): a late penalty of {penalty:g} "
-                       f"point{'s' if penalty != 1 else ''}.")
+        grades.late = _lateness(seconds, due, penalty)
     return grades
 
 

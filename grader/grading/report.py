@@ -1,4 +1,5 @@
-"""What a batch writes for people and programs: JSON results, grades.csv, the console.
+"""What a batch writes for people and programs: JSON results, grades.csv, the console,
+each from the submissions' results in memory (``grader.grading.submission_result``).
 
 The console says, for every submission, its score and then each of its notes (a missing,
 unreadable or renamed notebook, lateness, stopped cells, integrity notes), and ends with
@@ -6,13 +7,13 @@ the short list of submissions a person should look at (:func:`summary`).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sys
 import time
 from pathlib import Path
 
 from ..course import NOTEBOOKS, SOLUTIONS
+from .status import JobStatus
 
 # Folders of a course that grading output must never be written into.
 COURSE_FOLDERS = (SOLUTIONS, NOTEBOOKS, "autograded", "feedback", "submitted", "grader", "courseware",
@@ -23,36 +24,6 @@ GITIGNORE = ("# Written by `python -m grader grade`: grades and feedback are stu
 
 class OutError(RuntimeError):
     """``--out`` cannot take the outputs."""
-
-
-def submission_record(student: str, assignment: str, results, sandbox: str, timestamp: str | None) -> dict:
-    """One student's results for one assignment (``results``: a JobResult per notebook)."""
-    tests, manual = [], []
-    for res in results:
-        nb = Path(res.notebook).stem
-        tests += [{"notebook": nb, **t.to_dict()} for t in res.tests]
-        manual += [{"notebook": nb, **m} for m in res.manual]
-    statuses = {r.status for r in results}
-    status = "failed" if "failed" in statuses else ("graded" if "graded" in statuses else "missing")
-    return {
-        "student": student,
-        "assignment": assignment,
-        "status": status,
-        "score": sum(t["points"] for t in tests),
-        "max": sum(t["max"] for t in tests),
-        "manual_max": sum(m["max"] for m in manual),
-        "tests": tests,
-        "manual": manual,
-        "repairs": [r for res in results for r in res.repairs],
-        "incidents": [i for res in results for i in res.incidents],
-        "notes": [n for res in results for n in res.notes],
-        "integrity": [n for res in results for n in res.integrity],
-        "errors": [res.error for res in results if res.error],
-        "sandbox": sandbox,
-        "seconds": round(sum(r.seconds for r in results), 3),
-        "timestamp": timestamp,
-        "graded_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-    }
 
 
 def write_json(path: Path, record: dict) -> None:
@@ -113,29 +84,32 @@ def course_sources(course) -> dict[str, dict[str, dict]]:
     return {name: {f: pair[0] for f, pair in asg.notebooks.items()} for name, asg in course.items()}
 
 
-def write_grades(out: Path, recorder, course) -> str:
-    """Write ``out/grades.csv`` from the gradebook; return what went wrong, or ""."""
+def write_grades(out: Path, recorder, course, fresh: dict | None = None) -> str:
+    """Write ``out/grades.csv`` from the gradebook, with what this run's results in memory
+    (``fresh``: SubmissionResult by key) say of their submissions, and what earlier runs'
+    results JSON say of the others; return what went wrong, or ""."""
     from .grades import grades_csv
 
     try:
-        text = grades_csv(recorder.db_url, recorder.course_id, course_sources(course), out / "results")
+        text = grades_csv(recorder.db_url, recorder.course_id, course_sources(course), out / "results",
+                          fresh)
         (out / "grades.csv").write_text(text, encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 (SQLAlchemy and the file system raise many kinds)
         return f"grades.csv could not be written from the gradebook: {type(exc).__name__}: {exc}"
     return ""
 
 
-def summary(records: list[dict], recorder, assignments: list[str], ungraded: list[str] = ()) -> str:
+def summary(records: list, recorder, assignments: list[str], ungraded: list[str] = ()) -> str:
     """The end of the console: who needs a look, who did not submit, what is left to
     grade by hand. ``ungraded`` says what of the students' work was not read at all (an
     unusable student folder, an unreadable folder)."""
     from .grades import class_status
 
     lines = []
-    look = sorted((r for r in records if r.get("look_at")), key=lambda r: (r["student"], r["assignment"]))
+    look = sorted(((r, r.look_at()) for r in records if r.look_at()), key=lambda pair: pair[0].key)
     if look:
         lines.append(f"Needs a look ({len(look)} of {len(records)} submission(s)):")
-        lines += [f"  - {r['student']}/{r['assignment']}: {'; '.join(r['look_at'])}" for r in look]
+        lines += [f"  - {r.student}/{r.assignment}: {'; '.join(why)}" for r, why in look]
     elif not ungraded:
         lines.append(f"Nobody needs a look among the {len(records)} submission(s) graded.")
     if ungraded:
@@ -173,46 +147,47 @@ class Progress:
                             ncols=min(shutil.get_terminal_size((100, 24)).columns, 120),
                             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}]{postfix}")
 
-    def finished(self, record: dict) -> None:
+    def finished(self, result) -> None:
+        """``result`` (a SubmissionResult) is done."""
         self.done += 1
         line = "\n".join(printable(text) for text in
-                         [self.describe(record), *(f"    {d}" for d in self.details(record))])
+                         [self.describe(result), *(f"    {d}" for d in self.details(result))])
         if self.bar is not None:
-            if record["status"] != "graded" or self.details(record):
+            if result.status != JobStatus.GRADED or self.details(result):
                 self.bar.write(line, file=self.stream)
-            self.bar.set_postfix_str(printable(f"{record['student']}/{record['assignment']}"), refresh=False)
+            self.bar.set_postfix_str(printable(f"{result.student}/{result.assignment}"), refresh=False)
             self.bar.update(1)
         else:
             print(f"[{self.done}/{self.total}] {line}", file=self.stream, flush=True)
 
     @staticmethod
-    def describe(record: dict) -> str:
+    def describe(result) -> str:
         """One line: the tests' points (and the total after a late penalty)."""
-        text = f"{record['student']}/{record['assignment']}: {record['score']:g}/{record['max']:g}"
-        if record.get("late_penalty"):
-            text += (f", {record['total']:g}/{record['total_max']:g} after a late penalty of "
-                     f"{record['late_penalty']:g}")
-        text += f" ({record['status']}, {record['seconds']:.1f} s)"
+        text = f"{result.student}/{result.assignment}: {result.points:g}/{result.max:g}"
+        if result.marks is not None and result.marks.late_penalty:
+            text += (f", {result.total:g}/{result.total_max:g} after a late penalty of "
+                     f"{result.marks.late_penalty:g}")
+        text += f" ({result.status}, {result.seconds:.1f} s)"
         extra = []
-        if record["repairs"]:
-            extra.append(f"{len(record['repairs'])} repair(s)")
-        if record["errors"]:
-            extra.append("grader error: " + record["errors"][0].strip().splitlines()[-1])
+        if result.repairs:
+            extra.append(f"{len(result.repairs)} repair(s)")
+        if result.errors:
+            extra.append("grader error: " + result.errors[0].strip().splitlines()[-1])
         return text + (f" [{'; '.join(extra)}]" if extra else "")
 
     @staticmethod
-    def details(record: dict) -> list[str]:
+    def details(result) -> list[str]:
         """Each note of a submission, on its own line."""
-        out = list(dict.fromkeys(record["notes"]))
-        late = record.get("late")
-        if late:
-            out.append(f"late: submitted {late['submitted']}, due {late['due']}; penalty "
-                       f"{late['penalty']:g} ({late['policy']})")
-        out += [f"stopped: {i}" for i in record["incidents"]]
-        out += [f"INTEGRITY: {n}" for n in record.get("integrity", [])]
-        if record.get("exchange"):
-            out.append(f"exchange: {record['exchange']}")
-        out += [f"not kept: {n}" for n in record.get("not_kept") or []]
+        out = list(dict.fromkeys(result.all_notes))
+        late = result.late
+        if late is not None:
+            out.append(f"late: submitted {late.submitted}, due {late.due}; penalty "
+                       f"{late.penalty:g} ({late.policy})")
+        out += [f"stopped: {i}" for i in result.incidents]
+        out += [f"INTEGRITY: {n}" for n in result.integrity]
+        if result.exchange:
+            out.append(f"exchange: {result.exchange}")
+        out += [f"not kept: {n}" for n in result.not_kept or []]
         return out
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ with nbgrader):
 1. **collects** it into ``submitted/{student}/{assignment}/``, as ``nbgrader collect``
    lays it out (:mod:`grader.grading.exchange`; read once, no link followed);
 2. **grades** it through ``grade``'s own path: the same jobs, pool or Dask cluster,
-   sandbox and outputs (:mod:`grader.grading.batch`, :mod:`grader.grading.outputs`), the
+   sandbox and outputs (:mod:`grader.grading.session`, :mod:`grader.grading.outputs`), the
    environment proven once before anybody is graded;
 3. **records** it in the gradebook with its late penalty (``grade``'s outputs do);
 4. **releases** its feedback with nbgrader's own ``generate_feedback`` and
@@ -37,19 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..course import course_root
-from ..kit import KitError, build_kit
 from .autograded import GOOD_SECRET, SECRET
-from .batch import (
-    CourseError,
-    PoolRunner,
-    _db_path,
-    default_jobs,
-    job_maker,
-    load_course,
-    proof_jobs,
-    proof_problem,
-    submission_jobs,
-)
 from .exchange import (
     Exchange,
     ExchangeError,
@@ -60,13 +48,14 @@ from .exchange import (
     secret_sha,
     tidy,
 )
-from .gradebook import GradebookError, Recorder
+from .gradebook import GradebookError
 from .job import GRADER_WALL
-from .late import LateConfigError, LatePolicy
+from .late import LateConfigError
 from .ledger import Ledger
-from .outputs import Outputs
 from .report import OutError, check_out, printable, write_grades, write_json
-from .sandbox import NO_SANDBOX, Limits, Sandbox, SandboxUnavailable, detect
+from .sandbox import Limits
+from .session import BrokenEnvironment, CourseError, GradingSession, SetupError
+from .status import JobStatus
 from .submissions import SubmissionsError, read_submissions
 from .times import utc
 
@@ -141,34 +130,45 @@ class Service:
                  only: list[str] | None = None, sandbox: str = "bwrap", limits: Limits | None = None,
                  db_url: str | None = None, poll: float = 1.0, stream=None, err=None,
                  grader_wall: float = GRADER_WALL):
-        self.out, self.scheduler, self.only = out, scheduler, set(only or ())
-        self.grader_wall = grader_wall  # seconds of the grading process's own work on a notebook
-        self.jobs = jobs or default_jobs()
-        self.sandbox_mode, self.limits = sandbox, limits or Limits()
-        self.db_url, self.poll = db_url, poll
+        self.out, self.only, self.poll = out, set(only or ()), poll
+        self.options = dict(jobs=jobs, scheduler=scheduler, sandbox=sandbox, limits=limits, db_url=db_url,
+                            grader_wall=grader_wall)
         self.stream, self.err = stream or sys.stdout, err or sys.stderr
         self.root = course_root()
         self.watched: set[str] = set()
         self.errors: list[str] = []
-        self.runner = self.cluster = self.scratch = self._nbgrader = None
+        self.session: GradingSession | None = None
+        self.ledger = self._nbgrader = None
+        self.said: dict[tuple[str, str], object] = {}  # this process's results, for grades.csv
         self.handled = 0
+
+    @property
+    def recorder(self):
+        return self.session.recorder
+
+    @property
+    def course(self):
+        return self.session.course
+
+    @property
+    def late(self):
+        return self.session.late
 
     # ------------------------------------------------------------------ set-up
     def start(self) -> int:
         """Read the course and its settings, build the kit, the sandbox and the workers,
         and prove the environment; return 0, or 2 with what is wrong."""
         try:
-            self.recorder = Recorder(self.root, self.db_url)
-            self.course = load_course(self.root, self.recorder.ignore)
-            self.late = LatePolicy(self.recorder.config)
-            self.policy = SubmitPolicy.from_config(self.recorder.config)
-            self.exchange = Exchange(self.recorder.config)
+            self.session = GradingSession(self.root, stream=self.stream, **self.options)
+            config = self.recorder.config
+            self.policy = SubmitPolicy.from_config(config)
+            self.exchange = Exchange(config)
             self.exchange.check()
             unknown = sorted(self.only - set(self.course))
             if unknown:
                 raise CourseError(f"no assignment {', '.join(unknown)} in this course (there are "
                                   f"{', '.join(self.course)})")
-            cd = self.recorder.config.CourseDirectory
+            cd = config.CourseDirectory
             self.submitted = self.root / (cd.get("submitted_directory") or "submitted")
             check_out(self.out, self.root, self.submitted)
             self.ledger = Ledger(self.out / LEDGER)
@@ -177,39 +177,15 @@ class Service:
             return 2
         tidy(self.submitted)
         _tidy_scratch()
-        self.scratch = Path(tempfile.mkdtemp(prefix=SCRATCH))
-        os.chmod(self.scratch, 0o711)
-        (self.scratch / "pid").write_text(str(os.getpid()))
+        scratch = Path(tempfile.mkdtemp(prefix=SCRATCH))
+        os.chmod(scratch, 0o711)
+        (scratch / "pid").write_text(str(os.getpid()))
+        hidden = [self.submitted.resolve(), self.out.resolve(), self.exchange.course.resolve()]
         try:
-            kit = build_kit(self.root, self.scratch / "kit")
-        except KitError as exc:
-            print(f"serve: cannot build the student kit the sandbox holds: {exc}", file=self.err)
+            self.session.start(hidden, scratch)
+        except SetupError as exc:
+            print(f"serve: {exc}", file=self.err)
             return 2
-        hidden = [self.root, self.submitted.resolve(), self.out.resolve(), self.exchange.course.resolve(),
-                  *_db_path(self.recorder.db_url)]
-        remote = self.scheduler not in (None, "local")
-        try:
-            self.box = Sandbox(self.sandbox_mode) if remote else \
-                detect(self.sandbox_mode, kit, hidden, self.scratch, self.limits)
-        except SandboxUnavailable as exc:
-            print(f"serve: refusing to run submissions without a sandbox: {exc}.\n{NO_SANDBOX}",
-                  file=self.err)
-            return 2
-        if not remote:
-            print(f"Sandbox: {self.box.describe()}.", file=self.stream)
-        if self.scheduler:
-            from .cluster import ClusterError, open_cluster
-
-            try:
-                self.cluster = open_cluster(self.scheduler, self.sandbox_mode, self.root, self.jobs,
-                                            self.stream)
-            except ClusterError as exc:
-                print(f"serve: {exc}", file=self.err)
-                return 2
-            self.runner = self.cluster
-        else:
-            self.runner = PoolRunner(self.jobs)
-        self.make = job_maker(self.course, self.box, self.limits, self.scratch, str(kit), self.grader_wall)
         print(f"Watching {self.exchange.inbound} ({self.policy.describe()}; late work: "
               f"{self.late.describe}).", file=self.stream, flush=True)
         return 0
@@ -222,16 +198,15 @@ class Service:
         new = sorted(released - self.watched)
         if not new:
             return 0
-        results = []
 
         def prepare() -> None:
             self.recorder.close()
             self.recorder.prepare({name: self.course[name] for name in new})
             self.recorder.open()
 
-        self.runner.run(proof_jobs(self.course, new, self.make), lambda i, r: results.append(r), prepare)
-        problem = proof_problem(results)
-        if problem:
+        try:
+            self.session.prove(new, prepare=prepare)
+        except BrokenEnvironment as problem:
             print(f"serve: the grading environment failed its proof, so nobody is graded.\n{problem}",
                   file=self.err)
             return 2
@@ -240,14 +215,10 @@ class Service:
         return 0
 
     def close(self) -> None:
-        if self.runner is not None:
-            self.runner.close()
-        if getattr(self, "recorder", None) is not None:
-            self.recorder.close()
-        if getattr(self, "ledger", None) is not None:
+        if self.session is not None:
+            self.session.close()
+        if self.ledger is not None:
             self.ledger.close()
-        if self.scratch is not None:
-            shutil.rmtree(self.scratch, ignore_errors=True)
 
     # ------------------------------------------------------------------ one round
     def round(self) -> int:
@@ -259,7 +230,7 @@ class Service:
         graded = self.grade()
         released = self.release(time.time())
         if graded or released or not (self.out / "grades.csv").exists():
-            problem = write_grades(self.out, self.recorder, self.course)
+            problem = write_grades(self.out, self.recorder, self.course, self.said)
             if problem:
                 self.error(problem)
         self.health(unsettled)
@@ -356,8 +327,8 @@ class Service:
             else:
                 secrets[sub.key] = (data, "")
         jobs = []
-        groups = submission_jobs(self.course, subs, self.make, jobs)
-        outputs = Outputs(self.out, self.recorder, self.late, secrets, self.course, self.box.kind)
+        groups = self.session.submission_jobs(subs, jobs)
+        outputs = self.session.outputs(self.out, secrets)
         results: dict[int, object] = {}
         by_key = {s.key: s for s in subs}
 
@@ -365,20 +336,20 @@ class Service:
             results[i] = result
             key = (result.student, result.assignment)
             if all(j in results for j in groups[key]):
-                record, trouble = outputs.finish(by_key[key], [results[j] for j in groups[key]])
+                written, trouble = outputs.finish(by_key[key], [results[j] for j in groups[key]])
+                self.said[key] = written.kept()
                 _crash_point("grade")
                 row = rows[key]
-                if record["status"] == "failed" or trouble:
+                if written.status == JobStatus.FAILED or trouble:
                     why = "; ".join(trouble) or "it could not be graded"
                     self.ledger.set(row.inbound, "failed", note=why)
                     self.error(why)
                     self._failed_notice(row, by_key[key], secrets[key][0])
                 else:
                     self.ledger.set(row.inbound, "graded", graded=time.time(),
-                                    score=record.get("total", record["score"]),
-                                    max=record.get("total_max", record["max"]))
+                                    score=written.total, max=written.total_max)
 
-        self.runner.run(jobs, on_result)
+        self.session.runner.run(jobs, on_result)
         return len(subs)
 
     def _read_submitted(self, row, warnings):

@@ -14,7 +14,7 @@ the structure does not bound, by ``--grader-wall`` (:data:`DEFAULT`), which
    has not come back :data:`GRACE` s later (or the limit again, if it is shorter), the
    watchdog says which job it was on its ``channel`` and kills its own process. The local
    pool then gives that job the same result and starts a new worker
-   (``grader.grading.batch.PoolRunner``); on a Dask cluster the worker's nanny starts a
+   (``grader.grading.pool.PoolRunner``); on a Dask cluster the worker's nanny starts a
    new one and the scheduler tries the job again elsewhere, up to its
    ``allowed-failures``.
 

@@ -20,6 +20,7 @@ back as plain data (:func:`result_data`).
 from __future__ import annotations
 
 import dataclasses
+from enum import Enum
 import os
 import shutil
 import socket
@@ -159,6 +160,8 @@ def job_data(job: Job) -> dict:
 
 
 def _plain(obj):
+    if isinstance(obj, Enum):  # a status: its string
+        return obj.value
     if isinstance(obj, TestResult):
         return obj.to_dict()
     if isinstance(obj, dict):
