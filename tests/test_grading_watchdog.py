@@ -70,6 +70,17 @@ def test_a_step_looping_in_python_is_stopped_at_the_limit_and_costs_only_its_not
     _spin(2 * LIMIT)  # and nothing fires on it later
 
 
+def test_a_notebook_over_the_limit_keeps_the_notes_its_steps_had_made(monkeypatch):
+    """Which file was graded is said even when the work passes the limit after choosing
+    it: the steps' notes travel with the limit, not through the job."""
+    files = {lesson().filename: lesson().release, f"{A}-Copy1.ipynb": lesson().honest()}
+    chosen = state_before("list_checks", make_job(files)).choice_notes
+    assert chosen, "the control: choosing among two notebooks says which"
+    _with_a_hanging_step(monkeypatch, "note_integrity")
+    result = job_module.run_job(make_job(files, grader_wall=LIMIT))
+    assert _over_limit(result) and all(n in result.notes for n in chosen), result.notes
+
+
 def test_the_limit_holds_in_a_thread_of_its_own_as_on_a_dask_worker(monkeypatch):
     _with_a_hanging_step(monkeypatch)
     results = []

@@ -334,10 +334,10 @@ def run_job(job: Job) -> JobResult:
             return _run(job, start)
         finally:
             WATCH.end()
-    except OverLimit:
+    except OverLimit as exc:
         WATCH.end()  # again: the limit may have passed in the first call
         _drop_spare()  # it may have been half made
-        return over_limit(job, start)
+        return over_limit(job, start, getattr(exc, "said", None))
     except Exception:  # noqa: BLE001 (a bug of the grader must not stop the batch)
         return _result(job, JobStatus.FAILED, start, error=traceback.format_exc())
 
@@ -357,12 +357,13 @@ def not_graded(job: Job, start: float, why: str, error: str = "", said: list[str
                    notes=[*(job.notes if said is None else said), note], flags=[NOT_GRADED], error=error)
 
 
-def over_limit(job: Job, start: float | None = None) -> JobResult:
-    """:func:`not_graded` for a notebook whose own work passed ``job.grader_wall``."""
+def over_limit(job: Job, start: float | None = None, said: list[str] | None = None) -> JobResult:
+    """:func:`not_graded` for a notebook whose own work passed ``job.grader_wall``
+    (``said``: the notes its state carried by then, if it had one)."""
     return not_graded(job, time.monotonic() if start is None else start,
                       f"the grader's own work on it (reading, repairing, scanning and scoring "
                       f"it, its code's run aside) passed its limit of {job.grader_wall:g} s "
-                      f"(--grader-wall).")
+                      f"(--grader-wall).", said=said)
 
 
 @dataclass
@@ -571,6 +572,9 @@ def _run(job: Job, start: float) -> JobResult:
         for step in STEPS:
             try:
                 step(state)
+            except OverLimit as exc:  # the notes so far go with it (run_job makes its result)
+                exc.said = state.said
+                raise
             except Exception as exc:  # noqa: BLE001 (one submission's bytes: that submission only)
                 if step.__name__ in JUDGING:  # the grader's own bug: the job fails
                     return _result(job, JobStatus.FAILED, start, notes=state.said,
