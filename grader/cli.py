@@ -46,9 +46,9 @@ def _kit(args) -> int:
 
 
 def _grade(args) -> int:
-    from .grading.batch import grade
-    from .grading.pool import default_jobs
-    from .grading.sandbox import Limits
+    from .grading.classroom.batch import grade
+    from .grading.classroom.pool import default_jobs
+    from .grading.notebook.sandbox import Limits
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
                     processes=args.processes)
@@ -58,8 +58,8 @@ def _grade(args) -> int:
 
 
 def _serve(args) -> int:
-    from .grading.sandbox import Limits
-    from .grading.serve import serve
+    from .grading.notebook.sandbox import Limits
+    from .grading.classroom.serve import serve
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
                     processes=args.processes)
@@ -70,9 +70,9 @@ def _serve(args) -> int:
 
 
 def _grades(args) -> int:
-    from .grading.grades import grades_csv
-    from .grading.gradebook import Recorder
-    from .grading.report import OutError, check_out
+    from .grading.classroom.grades import grades_csv
+    from .grading.classroom.gradebook import Recorder
+    from .grading.classroom.report import OutError, check_out
     from .course import sources
 
     root = course_root()
@@ -94,8 +94,8 @@ def _grades(args) -> int:
 
 
 def _worker(args) -> int:
-    from .grading.pool import default_jobs
-    from .grading.worker import main
+    from .grading.classroom.pool import default_jobs
+    from .grading.classroom.worker import main
 
     return main(args.scheduler, args.nworkers or default_jobs(), args.sandbox, args.dask_args)
 
@@ -112,8 +112,8 @@ def _positive(kind):
 def _limit_options(p) -> None:
     """The sandbox's limits and mode, and the grader's own wall limit, as ``grade`` and
     ``serve`` take them."""
-    from .grading.sandbox import Limits
-    from .grading.watchdog import DEFAULT as GRADER_WALL
+    from .grading.notebook.sandbox import Limits
+    from .grading.notebook.watchdog import DEFAULT as GRADER_WALL
 
     given = Limits()  # the defaults are the limits' own, said once
     p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",

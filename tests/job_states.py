@@ -8,9 +8,9 @@ import json
 import time
 
 from conftest import ROOT
-from grader.grading import job as job_module
-from grader.grading.choice import candidates
-from grader.grading.job import Job, JobState
+from grader.grading.notebook import job as job_module
+from grader.grading.notebook.choice import candidates
+from grader.grading.notebook.job import Job, JobState
 from grading_corpus import Lesson
 
 A = "01_matmul_views"
@@ -41,7 +41,7 @@ FIRST_WITH_KERNELS = "write_files"
 
 
 def state_before(name: str, job: Job) -> JobState:
-    """The state that the step ``name`` of ``grader.grading.job.STEPS`` starts from, if it
+    """The state that the step ``name`` of ``grader.grading.notebook.job.STEPS`` starts from, if it
     comes no later than ``write_files``; for a later step, the state before write_files."""
     state = JobState.begin(job, time.monotonic())
     for step in job_module.STEPS:

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from grader.course import CheckCall
-from grader.grading.bridge import BridgeIncident, LIMITS
-from grader.grading.trusted import Checker
-from grader.grading.kernel import CellRun
+from grader.grading.notebook.bridge import BridgeIncident, LIMITS
+from grader.grading.notebook.trusted import Checker
+from grader.grading.notebook.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.shortcuts import SourceReader
 
@@ -63,7 +63,7 @@ class FakeKernel:
 def verdict(kernel: FakeKernel, exercise="matmul_dot", hidden=False, source: str = HONEST):
     reader = SourceReader()
     reader.read(source, "<cell answer>")
-    from grader.grading.bridge import Session
+    from grader.grading.notebook.bridge import Session
 
     return Checker._check(CheckCall(exercise, "matmul_dot", hidden), Session(kernel, 0, 1e18),
                           reader.scope(), reader.trees)
@@ -201,7 +201,7 @@ def masked_softmax(scores, mask):
 def _masked(kernel: FakeKernel, source: str):
     reader = SourceReader()
     reader.read(source, "<cell answer>")
-    from grader.grading.bridge import Session
+    from grader.grading.notebook.bridge import Session
 
     return Checker._check(CheckCall("masked_softmax", "masked_softmax", False),
                           Session(kernel, 0, 1e18), reader.scope(), reader.trees)
@@ -229,7 +229,7 @@ def test_an_input_changed_in_place_is_read_from_the_source_when_the_kernel_hides
 
 def _checked(source: str) -> tuple:
     """(verdict, out of memory) of matmul_dot's visible check on ``source``."""
-    from grader.grading.bridge import Session
+    from grader.grading.notebook.bridge import Session
 
     checker = Checker(None, {})
     checker.reader.read(source, "<cell answer>")
@@ -254,7 +254,7 @@ def test_out_of_memory_is_what_the_kernel_reported_never_the_message_words():
     (False, "two\nlines", False),  # it failed before any case ran: nothing to say of cases
 ])
 def test_the_twin_note_follows_whether_the_twins_cases_ran(monkeypatch, runs_cases, message, noted):
-    from grader.grading import trusted
+    from grader.grading.notebook import trusted
     from grader.learner.cases import Verdict
 
     visible, twin = trusted.verdicts_for(CheckCall("matmul_dot", "matmul_dot"))

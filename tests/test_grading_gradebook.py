@@ -13,9 +13,9 @@ import warnings
 import pytest
 
 from conftest import ROOT
-from grader.grading import nbjson
-from grader.grading.feedback import Grades, render
-from grader.grading.job import JobResult
+from grader.grading.notebook import nbjson
+from grader.grading.classroom.feedback import Grades, render
+from grader.grading.notebook.job import JobResult
 
 A = "01_matmul_views"
 ESSAY = "free_text_readings"
@@ -55,9 +55,9 @@ class Book:
 def book(tmp_path_factory, lesson):
     """A gradebook with alice (all passed, an essay), bob (3 tests, no essay), carol (on
     the roster, nothing submitted), bob late under penalty_method "zero"."""
-    from grader.grading.session import load_course
-    from grader.grading.gradebook import Recorder
-    from grader.grading.late import LatePolicy
+    from grader.grading.classroom.session import load_course
+    from grader.grading.classroom.gradebook import Recorder
+    from grader.grading.classroom.late import LatePolicy
 
     b = Book()
     b.course = _course(tmp_path_factory.mktemp("book"), '\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
@@ -83,8 +83,8 @@ def book(tmp_path_factory, lesson):
 
 
 def _csv(book, results=None) -> dict[str, dict]:
-    from grader.grading.grades import grades_csv
-    from grader.grading.report import course_sources
+    from grader.grading.classroom.grades import grades_csv
+    from grader.grading.classroom.report import course_sources
 
     text = grades_csv(book.recorder.db_url, "attention", course_sources(book.data), results)
     return {r["student"]: r for r in csv.DictReader(io.StringIO(text))}
@@ -115,10 +115,10 @@ def test_a_submission_the_grader_could_not_grade_is_not_called_not_submitted(boo
 def test_grades_csv_takes_this_runs_results_from_memory_and_only_others_from_json(book, tmp_path):
     """A run's own results are never read back from the JSON it wrote: what its results in
     memory say wins; an earlier run's JSON speaks for the submissions this run left alone."""
-    from grader.grading.grades import grades_csv
-    from grader.grading.report import course_sources
-    from grader.grading.choice import UNTOUCHED
-    from grader.grading.submission_result import SubmissionResult
+    from grader.grading.classroom.grades import grades_csv
+    from grader.grading.classroom.report import course_sources
+    from grader.grading.notebook.choice import UNTOUCHED
+    from grader.grading.classroom.submission_result import SubmissionResult
 
     for student in ("alice", "bob"):
         (tmp_path / student).mkdir()
@@ -161,7 +161,7 @@ def test_the_late_penalty_is_nbgraders_own(book):
 ])
 def test_late_settings_that_cannot_work_are_an_error_that_names_them(tmp_path, setting, phrase):
     from grader.course import nbgrader_config
-    from grader.grading.late import LateConfigError, LatePolicy
+    from grader.grading.classroom.late import LateConfigError, LatePolicy
 
     course = _course(tmp_path, "\n" + setting + "\n")
     with pytest.raises(LateConfigError, match=phrase) as caught:
@@ -173,7 +173,7 @@ def test_grade_makes_the_page_from_the_result_in_memory_as_generate_feedback_mak
     """``grade`` reads back nothing it wrote: its page comes from the result in memory and
     the gradebook, and is the very page ``nbgrader generate_feedback`` makes of the
     autograded folder (late penalty, total, each test's message and points)."""
-    from grader.grading.nbfeedback import page, page_of
+    from grader.grading.classroom.nbfeedback import page, page_of
 
     for student in ("alice", "bob"):
         folder = book.recorder.autograded_dir(student, A)
@@ -197,7 +197,7 @@ def test_grade_makes_the_page_from_the_result_in_memory_as_generate_feedback_mak
 
 
 def test_the_feedback_page_is_made_from_the_autograded_folder_and_the_gradebook(book):
-    from grader.grading.nbfeedback import page
+    from grader.grading.classroom.nbfeedback import page
 
     folder = book.recorder.autograded_dir("bob", A)
     text = page(folder, "bob", A, A, book.recorder.db_url)
@@ -231,7 +231,7 @@ def test_the_course_config_makes_generate_feedback_use_the_course_page():
     from nbgrader.coursedir import CourseDirectory
 
     from grader.course import nbgrader_config
-    from grader.grading.nbfeedback import FeedbackExporter
+    from grader.grading.classroom.nbfeedback import FeedbackExporter
 
     config = nbgrader_config(ROOT)
     assert GenerateFeedback(coursedir=CourseDirectory(config=config), config=config).exporter_class \
@@ -243,8 +243,8 @@ def test_a_source_notebook_saved_by_jupyterlab_enters_the_gradebook(tmp_path):
     """JupyterLab saves sources as lists of lines (nbformat's layout on disk)."""
     import nbformat
 
-    from grader.grading.session import load_course
-    from grader.grading.gradebook import Recorder
+    from grader.grading.classroom.session import load_course
+    from grader.grading.classroom.gradebook import Recorder
 
     course = _course(tmp_path)
     path = course / "solutions" / A / f"{A}.ipynb"

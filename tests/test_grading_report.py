@@ -1,4 +1,4 @@
-"""What the grade command says and where it writes (grader.grading.report): the --out
+"""What the grade command says and where it writes (grader.grading.classroom.report): the --out
 folder, the progress it shows, and the JSON result of a submission."""
 import dataclasses
 import io
@@ -7,15 +7,15 @@ import re
 
 import pytest
 
-from grader.grading.report import Progress
-from grader.grading.submission_result import Lateness, Marks, SubmissionResult
+from grader.grading.classroom.report import Progress
+from grader.grading.classroom.submission_result import Lateness, Marks, SubmissionResult
 from job_results import job_result as _result
 
 A = "01_matmul_views"
 
 
 def test_out_may_not_be_the_course_or_its_folders_and_ignores_itself_in_git(tmp_path):
-    from grader.grading.report import OutError, check_out
+    from grader.grading.classroom.report import OutError, check_out
 
     course = tmp_path / "course"
     (course / "solutions").mkdir(parents=True)
@@ -70,7 +70,7 @@ def test_results_json_is_plain_json():
 def test_results_json_keeps_its_keys_and_their_order():
     """The JSON is made from the result in memory; its keys are those it always had, the
     gradebook's only once the submission was recorded, ``look_at`` last."""
-    from grader.grading.results import TestResult
+    from grader.grading.notebook.results import TestResult
 
     tests = [TestResult("t1", 1, 2, "failed", "no"), TestResult("t2", 3, 3, "passed", "✓")]
     result = submission_record("alice", A, [_result(tests, [])], "bwrap", None)

@@ -1,4 +1,4 @@
-"""The grading of one notebook is the list ``grader.grading.job.STEPS``: ``_run`` walks it
+"""The grading of one notebook is the list ``grader.grading.notebook.job.STEPS``: ``_run`` walks it
 in order, a step that ends the job stops the walk, and every step has its test file,
 ``tests/test_step_<name>.py``. Each check here is also fed something wrong."""
 import ast
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import job as job_module
-from grader.grading.job import JobResult
+from grader.grading.notebook import job as job_module
+from grader.grading.notebook.job import JobResult
 from job_states import A, lesson, make_job, state_before
 
 TESTS = Path(__file__).resolve().parent

@@ -1,5 +1,5 @@
 """The grading process's own work on one submission has a wall limit of its own
-(``--grader-wall``, grader.grading.watchdog): a step that hangs costs only its notebook,
+(``--grader-wall``, grader.grading.notebook.watchdog): a step that hangs costs only its notebook,
 "could not be graded" with a note that names the limit, whether it loops in Python (the
 job is stopped where it is) or inside C code (its worker is killed and replaced, and the
 pool goes on); the kernel's run does not count, but is bounded too.
@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from grader.grading import job as job_module
-from grader.grading.pool import PoolRunner
-from grader.grading.job import kernel_allowance, run_and_check
-from grader.grading.sandbox import Limits
-from grader.grading.watchdog import WATCH, OverLimit, Watchdog
+from grader.grading.notebook import job as job_module
+from grader.grading.classroom.pool import PoolRunner
+from grader.grading.notebook.job import kernel_allowance, run_and_check
+from grader.grading.notebook.sandbox import Limits
+from grader.grading.notebook.watchdog import WATCH, OverLimit, Watchdog
 from job_states import A, lesson, make_job, state_before
 from stalls import SpinsInPython, StallsInC
 
@@ -197,8 +197,8 @@ def test_in_a_worker_a_step_stuck_in_c_gets_it_replaced_and_costs_only_its_noteb
 def test_a_proof_over_the_limit_stops_the_run_and_says_why():
     """The environment proof goes through the same limit: a source notebook the grader
     cannot read in time fails the proof, and the reason names the limit."""
-    from grader.grading.session import proof_problem
-    from grader.grading.job import over_limit
+    from grader.grading.classroom.session import proof_problem
+    from grader.grading.notebook.job import over_limit
 
     job = make_job({lesson().filename: lesson().source}, proof=True, submitted_as=lesson().filename,
                    grader_wall=LIMIT)

@@ -1,10 +1,10 @@
-"""The one rule for a test cell's status (``grader.grading.status.decide_test_status``),
+"""The one rule for a test cell's status (``grader.grading.notebook.status.decide_test_status``),
 fed every combination of its typed inputs."""
 import itertools
 
 import pytest
 
-from grader.grading.status import (CheckStatus, JobStatus, RunStatus, TestStatus,
+from grader.grading.notebook.status import (CheckStatus, JobStatus, RunStatus, TestStatus,
                                    decide_test_status)
 
 RUNS = [None, *RunStatus]
@@ -83,7 +83,7 @@ def test_statuses_are_their_strings():
 
 
 def test_a_cell_run_takes_only_a_status_it_knows():
-    from grader.grading.kernel import CellRun
+    from grader.grading.notebook.kernel import CellRun
 
     assert CellRun(0, "memory-error").status is RunStatus.MEMORY_ERROR
     assert CellRun(0, "died").fatal and not CellRun(0, "error").fatal

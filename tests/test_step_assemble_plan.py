@@ -1,7 +1,7 @@
-"""The step ``assemble_plan`` (grader.grading.job): the notebook that will run, and the end
+"""The step ``assemble_plan`` (grader.grading.notebook.job): the notebook that will run, and the end
 of a job with nothing to grade. (How a submission is rebuilt on the assignment's cells,
 for every lesson, is in test_grading_repair.py.)"""
-from grader.grading.job import RELEASED, assemble_plan
+from grader.grading.notebook.job import RELEASED, assemble_plan
 from job_states import A, lesson, make_job, state_before
 
 

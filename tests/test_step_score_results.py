@@ -1,11 +1,11 @@
-"""The step ``score_results`` (grader.grading.job): each test's status, points and message
-from the run of its cell and the checker's verdict (grader.grading.scoring)."""
+"""The step ``score_results`` (grader.grading.notebook.job): each test's status, points and message
+from the run of its cell and the checker's verdict (grader.grading.notebook.scoring)."""
 import pytest
 
-from grader.grading import nbjson
-from grader.grading.kernel import CellRun
-from grader.grading.results import CheckVerdict
-from grader.grading.scoring import score_test
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.kernel import CellRun
+from grader.grading.notebook.results import CheckVerdict
+from grader.grading.notebook.scoring import score_test
 
 
 def _test_cell(outputs=(), points=2):
@@ -63,7 +63,7 @@ class _Private:
 
 
 def test_the_step_scores_every_test_and_says_what_went_wrong_with_the_files():
-    from grader.grading.job import score_results
+    from grader.grading.notebook.job import score_results
     from job_states import lesson, make_job, state_before
 
     state = state_before("score_results", make_job({lesson().filename: lesson().honest()}))

@@ -11,7 +11,7 @@
   :mod:`.feedback`, :mod:`.report` and :mod:`.gradebook` write what people read;
 * :mod:`.batch` is ``grade``: one session, its jobs in parallel, every output.
 """
-from .job import Job, JobResult, run_job
-from .sandbox import Limits, Sandbox
+from .notebook.job import Job, JobResult, run_job
+from .notebook.sandbox import Limits, Sandbox
 
 __all__ = ["Job", "JobResult", "Limits", "Sandbox", "run_job"]
