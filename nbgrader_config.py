@@ -38,7 +38,7 @@ c.GenerateAssignment.post_convert_hook = _release_as_the_course_does
 # `nbgrader generate_feedback` (and formgrader's Generate Feedback button) writes the
 # course's feedback page: the checker's messages and diagnoses, hidden tests by name and
 # message only, points and comments given by hand, the late penalty.
-c.GenerateFeedback.exporter_class = "grader.grading.nbfeedback.FeedbackExporter"
+c.GenerateFeedback.exporter_class = "grader.grading.classroom.nbfeedback.FeedbackExporter"
 
 # Late submissions: `python -m grader grade` applies nbgrader's own late-penalty step with
 # these settings and the due dates in the gradebook (formgrader's Manage Assignments, or

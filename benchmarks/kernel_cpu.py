@@ -5,7 +5,7 @@ nothing), side by side in one run.
     .venv/bin/python benchmarks/kernel_cpu.py [--lesson 01_matmul_views] [--students 8] [--rounds 2]
 
 In this one process, each round grades ``--students`` honest notebooks of the lesson one
-after another (``grader.grading.job.run_job``, as a pool worker does), once with warm
+after another (``grader.grading.notebook.job.run_job``, as a pool worker does), once with warm
 kernels and once cold, turn about. The grading process's CPU is this process's own; the
 kernel's is the rest of what a cpuacct cgroup (cgroup v1, as root) counts for the round:
 the sandboxes, the kernels (killed, not waited for) and the zygote, whose start-up is
@@ -33,9 +33,9 @@ from grading_corpus import Lesson  # noqa: E402
 
 def grade_round(lesson: Lesson, box, kit: Path, scratch: Path, n: int) -> tuple[float, float, float]:
     """(wall, grader CPU, everything's CPU) for ``n`` submissions, in seconds."""
-    from grader.grading import job as jobs, zygote
-    from grader.grading.choice import candidates
-    from grader.grading.job import Job, font_cache, run_job
+    from grader.grading.notebook import job as jobs, zygote
+    from grader.grading.notebook.choice import candidates
+    from grader.grading.notebook.job import Job, font_cache, run_job
 
     fonts = font_cache()
     window, grader, wall = _CpuWindow(), time.process_time(), time.perf_counter()
@@ -61,7 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     if not os.access(CPUACCT, os.W_OK):
         sys.exit("this benchmark needs a writable cgroup v1 cpuacct controller (run it as root)")
-    from grader.grading.sandbox import Limits, detect
+    from grader.grading.notebook.sandbox import Limits, detect
     from grader.kit import build_kit
 
     lesson = Lesson(args.lesson, ROOT)

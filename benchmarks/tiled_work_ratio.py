@@ -218,10 +218,10 @@ def here(work, rounds: int) -> None:
 
 def outside(work, rounds: int) -> None:
     from conftest import ROOT
-    from grader.grading.bridge import RemoteSubject, Session
-    from grader.grading.job import kernel_env
-    from grader.grading.kernel import Kernel
-    from grader.grading.sandbox import Limits, detect
+    from grader.grading.notebook.bridge import RemoteSubject, Session
+    from grader.grading.notebook.job import kernel_env
+    from grader.grading.notebook.kernel import Kernel
+    from grader.grading.notebook.sandbox import Limits, detect
     from grader.learner.shortcuts import SourceScope
     from grader.lessons import get
 
@@ -231,7 +231,7 @@ def outside(work, rounds: int) -> None:
     source += "\n" + "\n".join(f"def t_{f.__name__}(Q, K, V, block_q, block_k, causal=False):\n"
                                 f"    return {f.__name__}(*(np.asarray(a, dtype=float) for a in "
                                 f"(Q, K, V)), block_q, block_k, causal)" for f in HONEST + ANYWAY)
-    print("From outside a sandboxed kernel (/proc, grader.grading.cpu):")
+    print("From outside a sandboxed kernel (/proc, grader.grading.notebook.cpu):")
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         scratch = Path(scratch)
         scratch.chmod(0o711)

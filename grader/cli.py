@@ -46,32 +46,34 @@ def _kit(args) -> int:
 
 
 def _grade(args) -> int:
-    from .grading.batch import default_jobs, grade
-    from .grading.sandbox import Limits
+    from .grading.classroom.batch import grade
+    from .grading.classroom.pool import default_jobs
+    from .grading.notebook.sandbox import Limits
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
                     processes=args.processes)
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
                  limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
-                 only=args.assignment, scheduler=args.scheduler, grader_wall=args.grader_wall)
+                 only=args.assignment, scheduler=args.scheduler, grader_wall=args.grader_wall,
+                 kernels=args.kernels)
 
 
 def _serve(args) -> int:
-    from .grading.sandbox import Limits
-    from .grading.serve import serve
+    from .grading.notebook.sandbox import Limits
+    from .grading.classroom.serve import serve
 
     limits = Limits(timeout=args.timeout, memory_mb=args.memory, wall=args.wall, disk_mb=args.disk,
                     processes=args.processes)
     out = Path(args.out) if args.out else course_root() / "grading"
     return serve(out, once=args.once, jobs=args.jobs, scheduler=args.scheduler, only=args.assignment,
                  sandbox=args.sandbox, limits=limits, db_url=args.db, poll=args.poll,
-                 grader_wall=args.grader_wall)
+                 grader_wall=args.grader_wall, kernels=args.kernels)
 
 
 def _grades(args) -> int:
-    from .grading.grades import grades_csv
-    from .grading.gradebook import Recorder
-    from .grading.report import OutError, check_out
+    from .grading.classroom.grades import grades_csv
+    from .grading.classroom.gradebook import Recorder
+    from .grading.classroom.report import OutError, check_out
     from .course import sources
 
     root = course_root()
@@ -93,8 +95,8 @@ def _grades(args) -> int:
 
 
 def _worker(args) -> int:
-    from .grading.batch import default_jobs
-    from .grading.worker import main
+    from .grading.classroom.pool import default_jobs
+    from .grading.classroom.worker import main
 
     return main(args.scheduler, args.nworkers or default_jobs(), args.sandbox, args.dask_args)
 
@@ -111,8 +113,8 @@ def _positive(kind):
 def _limit_options(p) -> None:
     """The sandbox's limits and mode, and the grader's own wall limit, as ``grade`` and
     ``serve`` take them."""
-    from .grading.sandbox import Limits
-    from .grading.watchdog import DEFAULT as GRADER_WALL
+    from .grading.notebook.sandbox import Limits
+    from .grading.notebook.watchdog import DEFAULT as GRADER_WALL
 
     given = Limits()  # the defaults are the limits' own, said once
     p.add_argument("--timeout", type=_positive(float), default=given.timeout, metavar="S",
@@ -138,6 +140,10 @@ def _limit_options(p) -> None:
                    help="bwrap: each submission in bubblewrap (default; grading refuses to run "
                    "without it); none: run submissions unsandboxed, in a private directory with "
                    "limits only, able to read what this user can read")
+    p.add_argument("--kernels", choices=("warm", "cold"), default="warm",
+                   help="warm: each notebook's kernel is forked from a process that has already "
+                   "imported what its kernels import, into a sandbox of its own (default); cold: "
+                   "each kernel starts from nothing")
 
 
 def main(argv: list[str] | None = None) -> int:

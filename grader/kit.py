@@ -16,7 +16,7 @@ implementation, no hidden case or seed: nothing of ``grader/lessons`` but each `
 release, kit or grading is copied. ``tests/test_kit.py`` searches a built kit for every
 line of the solutions, references and mistakes, and runs its notebooks.
 
-The kit is also what the grading sandbox holds (``grader.grading.sandbox``); ``KIT.json``
+The kit is also what the grading sandbox holds (``grader.grading.notebook.sandbox``); ``KIT.json``
 lists every file with its SHA-256, and :func:`kit_hash` names a kit's content;
 :func:`reference_hash` names the instructor's side that judges what runs in it.
 """

@@ -275,8 +275,8 @@ def _array_difference(a: np.ndarray, b: np.ndarray, tol: Tolerance, exact: bool,
             if found:
                 return found
         return None
-    if a.dtype.kind != "f" or exact:
-        same = np.array_equal(a, b, equal_nan=a.dtype.kind in "fc")
+    if not np.issubdtype(a.dtype, np.floating) or exact:
+        same = np.array_equal(a, b, equal_nan=np.issubdtype(a.dtype, np.inexact))
         if same:
             return None
         idx = tuple(int(i) for i in np.argwhere(a != b)[0]) if a.ndim else ()

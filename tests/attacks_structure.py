@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-from grader.grading import submissions
+from grader.grading.classroom import submissions
 from grading_corpus import Expect, Lesson, Sample
 
 CELLS = 1_000_000

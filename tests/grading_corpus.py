@@ -38,7 +38,7 @@ def sandboxed() -> bool:
     """Whether bubblewrap works on this machine (``.ci/run`` installs it)."""
     import tempfile
 
-    from grader.grading.sandbox import Limits, SandboxUnavailable, detect
+    from grader.grading.notebook.sandbox import Limits, SandboxUnavailable, detect
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -50,7 +50,7 @@ def sandboxed() -> bool:
 def memory_cgroups() -> bool:
     """Whether the grader can make a memory cgroup per kernel here (as root, with a
     writable memory controller)."""
-    from grader.grading.cgroup import unavailable
+    from grader.grading.notebook.cgroup import unavailable
 
     return not unavailable()
 

@@ -1,7 +1,7 @@
 """A graded notebook's result for the report and the feedback page
 (tests/test_grading_report.py, tests/test_grading_feedback.py)."""
-from grader.grading import nbjson
-from grader.grading.job import JobResult
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.job import JobResult
 
 A = "01_matmul_views"
 

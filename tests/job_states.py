@@ -8,9 +8,9 @@ import json
 import time
 
 from conftest import ROOT
-from grader.grading import job as job_module
-from grader.grading.choice import candidates
-from grader.grading.job import Job, JobState
+from grader.grading.notebook import job as job_module
+from grader.grading.notebook.choice import candidates
+from grader.grading.notebook.job import Job, JobState
 from grading_corpus import Lesson
 
 A = "01_matmul_views"
@@ -30,12 +30,9 @@ def make_job(files: dict, *, proof: bool = False, submitted_as: str | None = Non
     """A job of lesson 01 on ``files`` (notebooks may be dicts); the candidates are found as
     the batch finds them, except for the proof, which names its file."""
     files = encoded(files)
-    job = Job("alice", A, lesson().filename, lesson().source, lesson().release, files,
-              submitted_as, notes=["from reading"], **kw)
-    job.proof = proof
-    if not proof:
-        job.candidates = candidates(files, lesson().filename, [lesson().filename])
-    return job
+    found = [] if proof else candidates(files, lesson().filename, [lesson().filename])
+    return Job("alice", A, lesson().filename, lesson().source, lesson().release, files,
+               submitted_as, notes=["from reading"], proof=proof, candidates=found, **kw)
 
 
 # From this step on, steps make a private directory and start kernels: the tests of the
@@ -44,7 +41,7 @@ FIRST_WITH_KERNELS = "write_files"
 
 
 def state_before(name: str, job: Job) -> JobState:
-    """The state that the step ``name`` of ``grader.grading.job.STEPS`` starts from, if it
+    """The state that the step ``name`` of ``grader.grading.notebook.job.STEPS`` starts from, if it
     comes no later than ``write_files``; for a later step, the state before write_files."""
     state = JobState.begin(job, time.monotonic())
     for step in job_module.STEPS:

@@ -599,7 +599,7 @@ class _Kernel:
         self.ns, self.requests = namespace, 0
 
     def request(self, code: str, index: int, deadline: float, mime: str):
-        from grader.grading.kernel import CellRun
+        from grader.grading.notebook.kernel import CellRun
 
         self.requests += 1
         payload = code[code.index("globals(), ") + len("globals(), "):-1]
@@ -608,8 +608,8 @@ class _Kernel:
 
 def _graded(namespace: dict, source: str, exercise: str, target: str, hidden: bool = False):
     from grader.course import CheckCall
-    from grader.grading.bridge import Session
-    from grader.grading.trusted import Checker
+    from grader.grading.notebook.bridge import Session
+    from grader.grading.notebook.trusted import Checker
     from grader.learner.shortcuts import SourceReader
 
     reader = SourceReader()

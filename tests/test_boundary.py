@@ -126,7 +126,7 @@ def test_the_boundary_check_sees_a_forbidden_import(tmp_path):
 
 
 # Control flows one way (the engine judges; a subject only runs and reads the answer).
-ONE_WAY = {"grader.grading.bridge": ("grader.learner.engine", "grader.lessons")}
+ONE_WAY = {"grader.grading.notebook.bridge": ("grader.learner.engine", "grader.lessons")}
 
 
 def calls_back(name: str, path: Path) -> list[str]:
@@ -144,9 +144,9 @@ def test_a_subject_never_judges_nor_reaches_the_expectations(name):
 
 def test_the_one_way_check_sees_a_subject_that_judges(tmp_path):
     fake = tmp_path / "bridge.py"
-    fake.write_text("def helper_passes(name):\n    from ..learner.engine import judge\n"
-                    "    from ..lessons import expectations\n    return judge(expectations(name), name)\n")
-    found = calls_back("grader.grading.bridge", fake)
+    fake.write_text("def helper_passes(name):\n    from ...learner.engine import judge\n"
+                    "    from ...lessons import expectations\n    return judge(expectations(name), name)\n")
+    found = calls_back("grader.grading.notebook.bridge", fake)
     assert len(found) == 2 and "grader.learner.engine" in found[0] and "grader.lessons" in found[1]
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from grader.course import CheckCall
-from grader.grading.bridge import BridgeIncident, LIMITS
-from grader.grading.trusted import Checker
-from grader.grading.kernel import CellRun
+from grader.grading.notebook.bridge import BridgeIncident, LIMITS
+from grader.grading.notebook.trusted import Checker
+from grader.grading.notebook.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.shortcuts import SourceReader
 
@@ -63,7 +63,7 @@ class FakeKernel:
 def verdict(kernel: FakeKernel, exercise="matmul_dot", hidden=False, source: str = HONEST):
     reader = SourceReader()
     reader.read(source, "<cell answer>")
-    from grader.grading.bridge import Session
+    from grader.grading.notebook.bridge import Session
 
     return Checker._check(CheckCall(exercise, "matmul_dot", hidden), Session(kernel, 0, 1e18),
                           reader.scope(), reader.trees)
@@ -201,7 +201,7 @@ def masked_softmax(scores, mask):
 def _masked(kernel: FakeKernel, source: str):
     reader = SourceReader()
     reader.read(source, "<cell answer>")
-    from grader.grading.bridge import Session
+    from grader.grading.notebook.bridge import Session
 
     return Checker._check(CheckCall("masked_softmax", "masked_softmax", False),
                           Session(kernel, 0, 1e18), reader.scope(), reader.trees)
@@ -223,3 +223,49 @@ def test_an_input_changed_in_place_is_read_from_the_source_when_the_kernel_hides
     assert not hidden.passed and "changed its input `scores` in place" in hidden.message
     honest = CHANGING.replace("scores[~mask] = -np.inf\n", "scores = np.where(mask, scores, -np.inf)\n")
     assert _masked(FakeKernel(honest, tamper=_hide_changes), honest).passed
+
+
+# ------------------------------------------------------------------ what travels as data
+
+def _checked(source: str) -> tuple:
+    """(verdict, out of memory) of matmul_dot's visible check on ``source``."""
+    from grader.grading.notebook.bridge import Session
+
+    checker = Checker(None, {})
+    checker.reader.read(source, "<cell answer>")
+    return checker._check_all([CheckCall("matmul_dot", "matmul_dot")], Session(FakeKernel(source), 0, 1e18), [])
+
+
+def test_out_of_memory_is_what_the_kernel_reported_never_the_message_words():
+    """The kernel's outcome says the answer raised MemoryError (its type, as data): the
+    check's verdict carries it. An answer whose ValueError only says the words does not."""
+    bomb = HONEST.replace("    A, B = matmul_operands(A, B)\n",
+                          "    A, B = matmul_operands(A, B)\n    raise MemoryError('Unable to allocate 8 GiB')\n")
+    words = HONEST.replace("    A, B = matmul_operands(A, B)\n",
+                           "    A, B = matmul_operands(A, B)\n    raise ValueError('raised MemoryError')\n")
+    for source, want in ((bomb, True), (words, False), (HONEST, False)):
+        verdict_, out_of_memory = _checked(source)
+        assert out_of_memory is want, verdict_.message
+    assert not _checked(words)[0].passed and "raised MemoryError" in _checked(words)[0].message
+
+
+@pytest.mark.parametrize("runs_cases, message, noted", [
+    (True, "one line", True),  # the twin failed on its own cases: say they are new
+    (False, "two\nlines", False),  # it failed before any case ran: nothing to say of cases
+])
+def test_the_twin_note_follows_whether_the_twins_cases_ran(monkeypatch, runs_cases, message, noted):
+    from grader.grading.notebook import trusted
+    from grader.learner.cases import Verdict
+
+    visible, twin = trusted.verdicts_for(CheckCall("matmul_dot", "matmul_dot"))
+
+    def judge(exp, subject, **kw):
+        if exp is visible[0]:
+            return Verdict(True, "✓ matmul_dot")
+        if runs_cases:
+            subject.run(exp.cases[:1])
+        return Verdict(False, message)
+
+    monkeypatch.setattr(trusted, "judge", judge)
+    v = verdict(FakeKernel())
+    assert v.message.startswith(message) and (trusted.TWIN_NOTE in v.message) is noted

@@ -1,4 +1,4 @@
-"""The kernels' memory cgroups (grader.grading.cgroup): made, entered by the launcher
+"""The kernels' memory cgroups (grader.grading.notebook.cgroup): made, entered by the launcher
 before anything else runs, read, reset, limited and removed; and refused cleanly where
 none can be made, so that the window adds up what it reads from outside instead."""
 import os
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import cgroup
-from grader.grading.kernel import Kernel
-from grader.grading.measure import MemoryWindow, SummedGauge
-from grader.grading.sandbox import LIMITED_EXEC, Limits, Sandbox
+from grader.grading.notebook import cgroup
+from grader.grading.notebook.kernel import Kernel
+from grader.grading.notebook.measure import MemoryWindow, SummedGauge
+from grader.grading.notebook.sandbox import LIMITED_EXEC, Limits, Sandbox
 
 MB = 2**20
 WHY_NOT = cgroup.unavailable()
@@ -104,8 +104,8 @@ def test_the_groups_of_dead_graders_are_tidied_and_no_one_elses():
 WORKER = """
 import subprocess, sys, time
 from pathlib import Path
-from grader.grading import cgroup
-from grader.grading.sandbox import Limits, detect
+from grader.grading.notebook import cgroup
+from grader.grading.notebook.sandbox import Limits, detect
 scratch, kit = Path(sys.argv[1]), Path(sys.argv[2])
 box = detect("bwrap", kit, [], scratch, Limits())
 group = cgroup.groups().make(256 * 2**20)

@@ -21,8 +21,8 @@ import pytest
 
 from grader import lessons
 from grader.course import CheckCall
-from grader.grading.bridge import Session
-from grader.grading.trusted import Checker
+from grader.grading.notebook.bridge import Session
+from grader.grading.notebook.trusted import Checker
 from grader.learner.env import quiet
 from grader.learner.shortcuts import SourceReader
 

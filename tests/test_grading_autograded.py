@@ -1,11 +1,11 @@
-"""The autograded folder (grader.grading.autograded): the submission secrets nbgrader
+"""The autograded folder (grader.grading.classroom.autograded): the submission secrets nbgrader
 reads, and every file of a submission kept where nothing escapes the folder."""
 A = "01_matmul_views"
 
 
 def test_secrets_that_nbgrader_could_not_use_or_that_two_students_share_are_replaced():
-    from grader.grading.autograded import exchange_secrets
-    from grader.grading.submissions import Submission
+    from grader.grading.classroom.autograded import exchange_secrets
+    from grader.grading.classroom.submissions import Submission
 
     good, shared = b"f" * 128, b"0123abcd" * 16
     subs = [Submission("alice", A, {"submission_secret.txt": good}),
@@ -24,7 +24,7 @@ def test_secrets_that_nbgrader_could_not_use_or_that_two_students_share_are_repl
 
 
 def test_the_autograded_folder_keeps_every_file_and_nothing_escapes_it(tmp_path):
-    from grader.grading.autograded import write_folder
+    from grader.grading.classroom.autograded import write_folder
 
     outside = tmp_path / "outside"
     outside.mkdir()

@@ -61,8 +61,8 @@ def test_the_graders_own_wall_limit_reaches_every_job(monkeypatch, tmp_path):
     """``--grader-wall`` is the limit of each job ``grade`` and ``serve`` make, as the
     sandbox's limits are (what it does: tests/test_grading_watchdog.py)."""
     from grader import cli
-    from grader.grading import batch, serve
-    from grader.grading.watchdog import DEFAULT
+    from grader.grading.classroom import batch, serve
+    from grader.grading.notebook.watchdog import DEFAULT
 
     seen = {}
     monkeypatch.setattr(batch, "grade", lambda *a, **kw: seen.setdefault("grade", kw) and 0)
@@ -70,8 +70,12 @@ def test_the_graders_own_wall_limit_reaches_every_job(monkeypatch, tmp_path):
     cli.main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--grader-wall", "7.5"])
     cli.main(["serve", "--once", "--out", str(tmp_path / "out")])
     assert seen["grade"]["grader_wall"] == 7.5 and seen["serve"]["grader_wall"] == DEFAULT
-    make = batch.job_maker({A: batch.Assignment(A)}, None, None, tmp_path, "", grader_wall=7.5)
-    assert make("alice", A, f"{A}.ipynb", {}, {}, {}, None, []).grader_wall == 7.5
+    from grader.grading.classroom.session import Assignment, GradingSession
+
+    session = GradingSession.__new__(GradingSession)  # its jobs only: no course read, no sandbox
+    session.course, session.grader_wall = {A: Assignment(A, {f"{A}.ipynb": ({}, {})})}, 7.5
+    session.box, session.limits, session.scratch, session.fonts, session.kit = None, None, tmp_path, "", ""
+    assert session.job("alice", A, f"{A}.ipynb", {}).grader_wall == 7.5
 
 
 @pytest.mark.slow

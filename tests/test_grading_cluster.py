@@ -51,7 +51,7 @@ STARTUP = 120  # seconds for a scheduler or a worker to come up on a busy machin
 # ----------------------------------------------------------------------- no cluster needed
 
 def _version(kit="k" * 64, reference="r" * 64):
-    from grader.grading.worker import CourseVersion
+    from grader.grading.classroom.worker import CourseVersion
 
     return CourseVersion(kit, reference)
 
@@ -62,14 +62,14 @@ def _info(version, sandbox="bwrap"):
 
 
 def _offers(version, bwrap=True, nthreads=1):
-    from grader.grading.cluster import resources_for
+    from grader.grading.classroom.cluster import resources_for
 
     return {"nthreads": nthreads, "resources": resources_for(version, "bwrap" if bwrap else "none")}
 
 
 def test_only_workers_of_the_same_course_version_with_the_sandbox_are_accepted():
-    from grader.grading.cluster import judge_workers
-    from grader.grading.worker import NotAGradingWorker
+    from grader.grading.classroom.cluster import judge_workers
+    from grader.grading.classroom.worker import NotAGradingWorker
 
     ours = _version()
     other_kit, other_ref = _version(kit="a" * 64), _version(reference="b" * 64)
@@ -99,7 +99,7 @@ def test_only_workers_of_the_same_course_version_with_the_sandbox_are_accepted()
 
 
 def test_the_mismatch_message_names_both_hashes_and_what_to_do():
-    from grader.grading.worker import mismatch
+    from grader.grading.classroom.worker import mismatch
 
     ours = _version()
     assert mismatch("worker x", ours, ours) == ""
@@ -110,8 +110,8 @@ def test_the_mismatch_message_names_both_hashes_and_what_to_do():
 
 
 def test_a_result_is_counted_once():
-    from grader.grading.cluster import Once
-    from grader.grading.job import JobResult
+    from grader.grading.classroom.cluster import Once
+    from grader.grading.notebook.job import JobResult
 
     got = []
     once = Once(lambda i, r: got.append((i, r.student)))
@@ -122,7 +122,7 @@ def test_a_result_is_counted_once():
 
 
 def test_a_worker_of_another_version_refuses_a_job(monkeypatch):
-    from grader.grading import worker
+    from grader.grading.classroom import worker
 
     class Side:
         version = _version()
@@ -161,8 +161,8 @@ def _fake_grade(data, version):
     """What a worker returns, or raises, for the jobs of the test below."""
     from distributed import KilledWorker
 
-    from grader.grading.job import JobResult
-    from grader.grading.worker import result_data
+    from grader.grading.notebook.job import JobResult
+    from grader.grading.classroom.worker import result_data
 
     if data["student"] == "killer":
         raise KilledWorker("grade-x", _Gone(), 3)
@@ -174,8 +174,8 @@ def _fake_grade(data, version):
 def test_the_driver_turns_lost_and_raising_jobs_into_failed_results(monkeypatch):
     from distributed import Client, LocalCluster
 
-    from grader.grading import cluster as cluster_module
-    from grader.grading.job import Job
+    from grader.grading.classroom import cluster as cluster_module
+    from grader.grading.notebook.job import Job
 
     version = _version()
     monkeypatch.setattr(cluster_module, "grade_remote", _fake_grade)
@@ -214,14 +214,14 @@ def test_a_worker_without_bubblewrap_refuses_to_start(tmp_path):
 
 def test_the_worker_command_offers_its_version_and_passes_dask_options_on(monkeypatch):
     from grader import cli
-    from grader.grading import worker
+    from grader.grading.classroom import worker
 
     version = _version()
     cmd = worker.command("tcp://h:8786", 3, version, "bwrap", ["--name", "lab-3"])
     assert cmd[1:5] == ["worker", "tcp://h:8786", "--nworkers", "3"]
     assert cmd[cmd.index("--nthreads") + 1] == "1"
     assert cmd[cmd.index("--resources") + 1] == f"{version.resource}=1 {worker.BWRAP_RESOURCE}=1"
-    assert cmd[cmd.index("--preload") + 1] == "grader.grading.worker" and cmd[-2:] == ["--name", "lab-3"]
+    assert cmd[cmd.index("--preload") + 1] == "grader.grading.classroom.worker" and cmd[-2:] == ["--name", "lab-3"]
     none = worker.command("tcp://h:8786", 1, version, "none", [])
     assert worker.BWRAP_RESOURCE not in " ".join(none)
     seen = {}
@@ -396,7 +396,7 @@ def cluster(tmp_path_factory):
         c.stranger_address = names["stranger"]
         c.cluster = _grade(course, c.submitted, base / "out-cluster", "--scheduler", address)
         c.jobs = {addr: info["jobs"] for addr, info in
-                  client.run(__import__("grader.grading.worker", fromlist=["describe"]).describe).items()}
+                  client.run(__import__("grader.grading.classroom.worker", fromlist=["describe"]).describe).items()}
         procs.kill(stranger)
         _wait("the stranger to leave", lambda: len(client.scheduler_info()["workers"]) == 2, procs)
 

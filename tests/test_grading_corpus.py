@@ -43,7 +43,7 @@ from conftest import ROOT
 from sources import handed_over
 from grader.course import assignments
 from grader.learner.wording import MESSAGE_LINES
-from grader.grading.results import STATUSES
+from grader.grading.notebook.results import STATUSES
 from grading_corpus import (
     Lesson,
     Sample,
@@ -244,7 +244,7 @@ def test_grades_csv_has_a_row_per_submission_with_every_question(corpus):
     submitted."""
     import csv
 
-    from grader.grading.grades import questions
+    from grader.grading.classroom.grades import questions
 
     asked = {name: questions({lesson.filename: lesson.source}) for name, lesson in LESSONS.items()}
     for batch in "ab":  # a's file is written before b is graded; b's holds both

@@ -1,8 +1,8 @@
-"""The feedback page (grader.grading.feedback): hidden tests by name, points and message
+"""The feedback page (grader.grading.classroom.feedback): hidden tests by name, points and message
 only, and nothing active from the notebook. (The page made from the autograded folder, as
 ``generate_feedback`` makes it, is in test_grading_gradebook.py.)"""
-from grader.grading import nbjson
-from grader.grading.feedback import render, visible_source
+from grader.grading.notebook import nbjson
+from grader.grading.classroom.feedback import render, visible_source
 from job_results import job_result as _result
 
 A = "01_matmul_views"

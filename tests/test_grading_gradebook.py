@@ -13,9 +13,9 @@ import warnings
 import pytest
 
 from conftest import ROOT
-from grader.grading import nbjson
-from grader.grading.feedback import Grades, render
-from grader.grading.job import JobResult
+from grader.grading.notebook import nbjson
+from grader.grading.classroom.feedback import Grades, render
+from grader.grading.notebook.job import JobResult
 
 A = "01_matmul_views"
 ESSAY = "free_text_readings"
@@ -55,9 +55,9 @@ class Book:
 def book(tmp_path_factory, lesson):
     """A gradebook with alice (all passed, an essay), bob (3 tests, no essay), carol (on
     the roster, nothing submitted), bob late under penalty_method "zero"."""
-    from grader.grading.batch import load_course
-    from grader.grading.gradebook import Recorder
-    from grader.grading.late import LatePolicy
+    from grader.grading.classroom.session import load_course
+    from grader.grading.classroom.gradebook import Recorder
+    from grader.grading.classroom.late import LatePolicy
 
     b = Book()
     b.course = _course(tmp_path_factory.mktemp("book"), '\nc.LateSubmissionPlugin.penalty_method = "zero"\n')
@@ -83,8 +83,8 @@ def book(tmp_path_factory, lesson):
 
 
 def _csv(book, results=None) -> dict[str, dict]:
-    from grader.grading.grades import grades_csv
-    from grader.grading.report import course_sources
+    from grader.grading.classroom.grades import grades_csv
+    from grader.grading.classroom.report import course_sources
 
     text = grades_csv(book.recorder.db_url, "attention", course_sources(book.data), results)
     return {r["student"]: r for r in csv.DictReader(io.StringIO(text))}
@@ -110,6 +110,26 @@ def test_a_submission_the_grader_could_not_grade_is_not_called_not_submitted(boo
         {"status": "failed", "look_at": ["not graded: the worker died twice"]}))
     carol = _csv(book, tmp_path)["carol"]
     assert (carol["status"], carol["look_at"]) == ("failed", "not graded: the worker died twice")
+
+
+def test_grades_csv_takes_this_runs_results_from_memory_and_only_others_from_json(book, tmp_path):
+    """A run's own results are never read back from the JSON it wrote: what its results in
+    memory say wins; an earlier run's JSON speaks for the submissions this run left alone."""
+    from grader.grading.classroom.grades import grades_csv
+    from grader.grading.classroom.report import course_sources
+    from grader.grading.notebook.choice import UNTOUCHED
+    from grader.grading.classroom.submission_result import SubmissionResult
+
+    for student in ("alice", "bob"):
+        (tmp_path / student).mkdir()
+        (tmp_path / student / f"{A}.json").write_text(json.dumps(
+            {"status": "graded", "look_at": [f"from {student}'s old JSON"], "integrity": ["old"]}))
+    fresh = SubmissionResult("alice", A, (book.results["alice"],), "bwrap", None, (UNTOUCHED,))
+    text = grades_csv(book.recorder.db_url, "attention", course_sources(book.data), tmp_path,
+                      {fresh.key: fresh})
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO(text))}
+    assert (rows["alice"]["look_at"], rows["alice"]["integrity"]) == ("nothing answered", "")
+    assert (rows["bob"]["look_at"], rows["bob"]["integrity"]) == ("from bob's old JSON", "old")
 
 
 def test_a_manual_grade_counts_and_a_later_record_of_another_student_keeps_it(book, lesson):
@@ -141,7 +161,7 @@ def test_the_late_penalty_is_nbgraders_own(book):
 ])
 def test_late_settings_that_cannot_work_are_an_error_that_names_them(tmp_path, setting, phrase):
     from grader.course import nbgrader_config
-    from grader.grading.late import LateConfigError, LatePolicy
+    from grader.grading.classroom.late import LateConfigError, LatePolicy
 
     course = _course(tmp_path, "\n" + setting + "\n")
     with pytest.raises(LateConfigError, match=phrase) as caught:
@@ -149,8 +169,35 @@ def test_late_settings_that_cannot_work_are_an_error_that_names_them(tmp_path, s
     assert "nbgrader_config.py" in str(caught.value)
 
 
+def test_grade_makes_the_page_from_the_result_in_memory_as_generate_feedback_makes_it(book):
+    """``grade`` reads back nothing it wrote: its page comes from the result in memory and
+    the gradebook, and is the very page ``nbgrader generate_feedback`` makes of the
+    autograded folder (late penalty, total, each test's message and points)."""
+    from grader.grading.classroom.nbfeedback import page, page_of
+
+    for student in ("alice", "bob"):
+        folder = book.recorder.autograded_dir(student, A)
+        from_disk = page(folder, student, A, A, book.recorder.db_url)
+        in_memory = page_of(book.results[student], book.recorder.gb, student, A, A)
+        assert in_memory == from_disk, student
+    assert "Submitted 2 days after the due date" in in_memory and "<b>0 / 17</b>" in in_memory
+    # what the gradebook says wins over the result: a score changed by a person shows
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = book.results["bob"].tests[0].id
+        grade = book.recorder.gb.find_grade(first, A, A, "bob")
+        grade.manual_score = 0.25
+        book.recorder.gb.db.commit()
+        try:
+            changed = page_of(book.results["bob"], book.recorder.gb, "bob", A, A)
+            assert "set by your instructor" in changed and changed != in_memory
+        finally:
+            grade.manual_score = None
+            book.recorder.gb.db.commit()
+
+
 def test_the_feedback_page_is_made_from_the_autograded_folder_and_the_gradebook(book):
-    from grader.grading.nbfeedback import page
+    from grader.grading.classroom.nbfeedback import page
 
     folder = book.recorder.autograded_dir("bob", A)
     text = page(folder, "bob", A, A, book.recorder.db_url)
@@ -184,7 +231,7 @@ def test_the_course_config_makes_generate_feedback_use_the_course_page():
     from nbgrader.coursedir import CourseDirectory
 
     from grader.course import nbgrader_config
-    from grader.grading.nbfeedback import FeedbackExporter
+    from grader.grading.classroom.nbfeedback import FeedbackExporter
 
     config = nbgrader_config(ROOT)
     assert GenerateFeedback(coursedir=CourseDirectory(config=config), config=config).exporter_class \
@@ -196,8 +243,8 @@ def test_a_source_notebook_saved_by_jupyterlab_enters_the_gradebook(tmp_path):
     """JupyterLab saves sources as lists of lines (nbformat's layout on disk)."""
     import nbformat
 
-    from grader.grading.batch import load_course
-    from grader.grading.gradebook import Recorder
+    from grader.grading.classroom.session import load_course
+    from grader.grading.classroom.gradebook import Recorder
 
     course = _course(tmp_path)
     path = course / "solutions" / A / f"{A}.ipynb"

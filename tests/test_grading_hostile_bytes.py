@@ -40,7 +40,7 @@ def _put(root: Path, student: bytes, files: dict) -> bytes:
 # ------------------------------------------------------------------ reading, units
 
 def test_a_name_that_is_not_utf8_is_read_under_a_printable_name_with_a_note(tmp_path):
-    from grader.grading.submissions import NOT_UTF8, read_submissions
+    from grader.grading.classroom.submissions import NOT_UTF8, read_submissions
 
     _put(tmp_path, b"alice", {b"notes-\xff.txt": b"x", f"{A}.ipynb": b"{}"})
     _put(tmp_path, b"bob\xfe", {f"{A}.ipynb": b"{}"})
@@ -56,7 +56,7 @@ def test_a_name_that_is_not_utf8_is_read_under_a_printable_name_with_a_note(tmp_
 
 
 def test_files_that_cannot_be_read_cost_only_themselves(tmp_path):
-    from grader.grading.submissions import NOT_READ, read_submissions
+    from grader.grading.classroom.submissions import NOT_READ, read_submissions
 
     folder = _put(tmp_path, b"alice", {f"{A}.ipynb": b"{}", "ok.txt": b"fine"})
     os.mkfifo(os.path.join(folder, b"pipe"))
@@ -74,7 +74,7 @@ def test_files_that_cannot_be_read_cost_only_themselves(tmp_path):
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_a_file_without_read_permission_is_noted(tmp_path):
-    from grader.grading.submissions import read_submissions
+    from grader.grading.classroom.submissions import read_submissions
 
     folder = _put(tmp_path, b"alice", {f"{A}.ipynb": b"{}", "secret.txt": b"x"})
     os.chmod(os.path.join(folder, b"secret.txt"), 0)
@@ -84,7 +84,7 @@ def test_a_file_without_read_permission_is_noted(tmp_path):
 
 def test_a_read_that_fails_is_a_note_not_a_crash(tmp_path, monkeypatch):
     """Permission denied as root cannot be made with a mode: the read itself fails here."""
-    from grader.grading import submissions
+    from grader.grading.classroom import submissions
 
     _put(tmp_path, b"alice", {f"{A}.ipynb": b"{}", "secret.txt": b"x"})
     real = submissions._read_fd
@@ -101,7 +101,7 @@ def test_a_read_that_fails_is_a_note_not_a_crash(tmp_path, monkeypatch):
 
 
 def test_names_that_cannot_be_written_are_not_read(tmp_path):
-    from grader.grading.submissions import read_submissions
+    from grader.grading.classroom.submissions import read_submissions
 
     path = tmp_path / "class.zip"
     with zipfile.ZipFile(path, "w") as z:
@@ -136,7 +136,7 @@ def _flip(path: Path, entry: str, compressed: bool = False) -> None:
 
 
 def test_a_damaged_zip_entry_costs_only_that_file(tmp_path):
-    from grader.grading.submissions import NOT_READ, read_submissions
+    from grader.grading.classroom.submissions import NOT_READ, read_submissions
 
     path = tmp_path / "class.zip"
     _stored_zip(path, {f"alice/{A}/{A}.ipynb": b"{" + b" " * 100 + b"}", f"bob/{A}/{A}.ipynb": b"{}"})
@@ -148,7 +148,7 @@ def test_a_damaged_zip_entry_costs_only_that_file(tmp_path):
 
 
 def test_a_cut_deflate_stream_costs_only_that_file(tmp_path):
-    from grader.grading.submissions import read_submissions
+    from grader.grading.classroom.submissions import read_submissions
 
     path = tmp_path / "class.zip"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
@@ -163,7 +163,7 @@ def test_a_cut_deflate_stream_costs_only_that_file(tmp_path):
 def test_a_zip_whose_names_lie_about_utf8_is_still_read(tmp_path):
     """Python's zipfile refuses a whole archive when one entry says its name is UTF-8 and
     it is not; the reader opens it around that entry."""
-    from grader.grading.submissions import read_submissions
+    from grader.grading.classroom.submissions import read_submissions
 
     path = tmp_path / "class.zip"
     _stored_zip(path, {f"alice/{A}/{A}.ipynb": b"{}", f"b\u00e9b/{A}/{A}.ipynb": b"{}"})
@@ -185,13 +185,13 @@ def test_a_zip_whose_names_lie_about_utf8_is_still_read(tmp_path):
     ("\uff1d1", "'\uff1d1"), ("alice", "alice"), ("j.doe@example.org", "j.doe@example.org"), ("", ""),
 ])
 def test_a_text_cell_never_starts_a_formula(cell, written):
-    from grader.grading.grades import neutral
+    from grader.grading.classroom.grades import neutral
 
     assert neutral(cell) == written
 
 
 def test_only_the_graders_own_numbers_may_start_with_a_minus():
-    from grader.grading.grades import Number, _num, neutral
+    from grader.grading.classroom.grades import Number, _num, neutral
 
     assert neutral(_num(-2.5)) == "-2.5" and neutral(_num(3)) == "3"
     assert neutral("-2.5") == "'-2.5"  # text that looks like a number is still text
@@ -199,7 +199,7 @@ def test_only_the_graders_own_numbers_may_start_with_a_minus():
 
 
 def test_grades_csv_neutralises_every_cell_and_quotes_separators():
-    from grader.grading.grades import _Neutral
+    from grader.grading.classroom.grades import _Neutral
 
     out = __import__("io").StringIO()
     _Neutral(csv.writer(out, lineterminator="\n")).writerow(["@SUM(1)", 'a,"b"', "=1\n=2"])
@@ -232,7 +232,7 @@ HONEST_MARKDOWN = [
 
 @pytest.mark.parametrize("source", HOSTILE_MARKDOWN)
 def test_active_markup_in_markdown_is_removed_and_said(source):
-    from grader.grading import inert
+    from grader.grading.notebook import inert
 
     new, found = inert.markdown(source)
     assert found, source
@@ -244,13 +244,13 @@ def test_active_markup_in_markdown_is_removed_and_said(source):
 
 @pytest.mark.parametrize("source", HONEST_MARKDOWN)
 def test_ordinary_markdown_stays_exactly_as_it_was(source):
-    from grader.grading import inert
+    from grader.grading.notebook import inert
 
     assert inert.markdown(source) == (source, [])
 
 
 def test_the_courses_own_markdown_is_left_alone():
-    from grader.grading import inert
+    from grader.grading.notebook import inert
 
     for path in sorted((ROOT / "solutions").glob("*/*.ipynb")) + sorted((ROOT / "notebooks").glob("*/*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
@@ -266,7 +266,7 @@ SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect widt
 
 
 def test_outputs_keep_figures_and_lose_active_markup():
-    from grader.grading import inert
+    from grader.grading.notebook import inert
 
     figure = _out({"image/png": PNG, "text/plain": "<Figure>"}, {"image/png": {"width": 600}})
     svg = _out({"image/svg+xml": SVG})
@@ -452,7 +452,7 @@ def test_no_cell_of_grades_csv_is_a_formula(graded):
 def test_the_autograded_notebook_is_inert_and_keeps_its_figures(graded):
     import nbformat
 
-    from grader.grading import inert
+    from grader.grading.notebook import inert
 
     path = graded.course / "autograded" / "ae_markup" / A / f"{A}.ipynb"
     nb = nbformat.read(path, as_version=4)
@@ -491,7 +491,7 @@ def test_nothing_outside_the_sandbox_changed(graded):
 
 @pytest.mark.slow
 def test_no_name_writes_a_line_or_an_escape_into_the_console(graded):
-    from grader.grading.report import printable
+    from grader.grading.classroom.report import printable
 
     out = graded.tree.stdout + graded.tree.stderr
     lines = out.splitlines()

@@ -7,11 +7,11 @@ import pytest
 
 from conftest import ROOT
 from grading_corpus import memory_cgroups
-from grader.grading import nbjson
-from grader.grading.cpu import CpuWindow
-from grader.grading.job import kernel_env
-from grader.grading.kernel import Kernel, run_notebook
-from grader.grading.sandbox import Limits, detect
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.cpu import CpuWindow
+from grader.grading.notebook.job import kernel_env
+from grader.grading.notebook.kernel import Kernel, run_notebook
+from grader.grading.notebook.sandbox import Limits, detect
 
 pytestmark = pytest.mark.slow
 

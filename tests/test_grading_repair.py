@@ -1,4 +1,4 @@
-"""Rebuilding a submitted notebook on the assignment's cells (grader.grading.repair), for
+"""Rebuilding a submitted notebook on the assignment's cells (grader.grading.notebook.repair), for
 every lesson: no kernel runs here, so these are fast."""
 import copy
 import json
@@ -8,8 +8,8 @@ import pytest
 
 from conftest import ROOT
 from grader.course import assignments
-from grader.grading import nbjson
-from grader.grading.repair import assemble, kind_of, read_submission
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.repair import assemble, kind_of, read_submission
 from grading_corpus import Lesson, meta
 
 LESSONS = [Lesson(name, ROOT) for name in assignments(ROOT)]

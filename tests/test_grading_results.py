@@ -1,11 +1,11 @@
-"""What grading says about a test cell (grader.grading.results): a checker's verdict and
+"""What grading says about a test cell (grader.grading.notebook.results): a checker's verdict and
 a test's result, typed again when they come back from a worker or a file."""
 import re
 
 import pytest
 
-from grader.grading.kernel import CellRun
-from grader.grading.results import CheckVerdict
+from grader.grading.notebook.kernel import CellRun
+from grader.grading.notebook.results import CheckVerdict
 
 
 @pytest.mark.parametrize("data, problem", [
@@ -19,8 +19,8 @@ from grader.grading.results import CheckVerdict
 def test_a_test_result_with_a_wrong_field_is_an_error_that_names_it(data, problem):
     """A result that comes back from a worker or a file is typed again: a misspelt key or
     status, or points that are not points, never count silently as 0."""
-    from grader.grading.job import JobResult
-    from grader.grading.results import TestResult
+    from grader.grading.notebook.job import JobResult
+    from grader.grading.notebook.results import TestResult
 
     with pytest.raises(ValueError, match=re.escape(problem)):
         TestResult.from_dict(data)

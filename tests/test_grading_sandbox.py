@@ -1,7 +1,7 @@
-"""The sandbox (grader.grading.sandbox): what it lets the kernel see, and the command that
+"""The sandbox (grader.grading.notebook.sandbox): what it lets the kernel see, and the command that
 wraps each kernel in its limits and in bubblewrap. No kernel runs here."""
 from conftest import ROOT
-from grader.grading.sandbox import Limits, Sandbox, private_entries, readonly_paths
+from grader.grading.notebook.sandbox import Limits, Sandbox, private_entries, readonly_paths
 
 
 def test_the_sandbox_sees_the_python_and_the_kit_but_no_course_data(tmp_path, monkeypatch):

@@ -1,15 +1,16 @@
-"""The grading of one notebook is the list ``grader.grading.job.STEPS``: ``_run`` walks it
+"""The grading of one notebook is the list ``grader.grading.notebook.job.STEPS``: ``_run`` walks it
 in order, a step that ends the job stops the walk, and every step has its test file,
 ``tests/test_step_<name>.py``. Each check here is also fed something wrong."""
 import ast
+import copy
 import time
 from pathlib import Path
 
 import pytest
 
-from grader.grading import job as job_module
-from grader.grading.job import JobResult
-from job_states import A, lesson, make_job
+from grader.grading.notebook import job as job_module
+from grader.grading.notebook.job import JobResult
+from job_states import A, lesson, make_job, state_before
 
 TESTS = Path(__file__).resolve().parent
 
@@ -38,6 +39,13 @@ def walked(run) -> list[str]:
         mp.setattr(job_module, "_graded", lambda state: "graded")
         assert run(make_job({}), time.monotonic()) == "graded"
     return called
+
+
+def job_written(job, upto: str) -> list[str]:
+    """The fields of ``job`` that the steps before ``upto`` changed."""
+    before = copy.deepcopy(vars(job))
+    state_before(upto, job)
+    return sorted(k for k, v in vars(job).items() if v != before[k])
 
 
 def untested_steps(steps, tests: Path) -> list[str]:
@@ -198,3 +206,17 @@ def test_a_step_test_file_left_from_a_rename_is_found(tmp_path):
     for name in [*ORDER, "read_submission"]:
         (tmp_path / f"test_step_{name}.py").write_text("def test_it():\n    pass\n")
     assert stray_step_files(job_module.STEPS, tmp_path) == ["test_step_read_submission.py"]
+
+
+def test_the_steps_write_to_their_state_and_never_to_their_job(monkeypatch):
+    """Every step before the kernels (``job_states.FIRST_WITH_KERNELS``) leaves the job as
+    it was; a step that writes to it is named."""
+    files = {lesson().filename: lesson().release, f"{A}-Copy1.ipynb": lesson().honest()}
+    assert job_written(make_job(files), "write_files") == []
+
+    def assemble_plan(state):  # as the step once was: the choice's notes put on the job
+        state.job.notes = [*state.job.notes, "chosen"]
+    assemble_plan.__name__ = "assemble_plan"
+    monkeypatch.setattr(job_module, "STEPS", (job_module.choose_notebook, assemble_plan,
+                                              job_module.write_files))
+    assert job_written(make_job(files), "write_files") == ["notes"]

@@ -1,6 +1,6 @@
 """A notebook's structure is bounded before the grading process works on it
-(grader.grading.structure, with the limits beside the byte limits in
-grader.grading.submissions): each limit takes a notebook at the limit and refuses one over
+(grader.grading.notebook.structure, with the limits beside the byte limits in
+grader.grading.classroom.submissions): each limit takes a notebook at the limit and refuses one over
 it with a note that names the limit and the notebook's count; the nesting of the JSON is
 measured on its text, strings and escapes aside, before any parser sees it; and nothing
 that reads a notebook, or a kernel's outputs, recurses on the submission's structure."""
@@ -12,9 +12,10 @@ import random
 
 import pytest
 
-from grader.grading import structure, submissions
-from grader.grading.repair import assemble, read_submission
-from grader.grading.structure import code_depth, depth, json_shape, notebook_problem, text_problem
+from grader.grading.notebook import structure
+from grader.grading.classroom import submissions
+from grader.grading.notebook.repair import assemble, read_submission
+from grader.grading.notebook.structure import code_depth, depth, json_shape, notebook_problem, text_problem
 from job_states import lesson
 
 # ------------------------------------------------------------------ the JSON's text
@@ -94,7 +95,7 @@ def test_values_at_the_limit_are_read_and_one_more_is_refused():
 
 
 def test_nesting_and_values_are_refused_before_any_parser_sees_the_bytes(monkeypatch):
-    from grader.grading import repair
+    from grader.grading.notebook import repair
 
     def parse(*args, **kwargs):
         raise AssertionError("the notebook was parsed")
@@ -205,7 +206,7 @@ def test_code_too_deep_for_python_to_read_is_refused_not_raised(code):
 def test_code_at_the_limit_goes_through_the_repair_and_every_scan_of_its_source():
     """What the limits let through, the scans can read: at the deepest nesting allowed, the
     integrity notes, the checker's source reader and the shortcut scan raise nothing."""
-    from grader.grading import integrity, nbjson
+    from grader.grading.notebook import integrity, nbjson
     from grader.learner.shortcuts import Rules, SourceReader, scan_source
 
     L = lesson()
@@ -241,7 +242,7 @@ def test_a_long_chain_of_the_learners_own_calls_is_scanned_without_recursion():
 # ------------------------------------------------------------------ a kernel's outputs
 
 def test_a_kernel_output_nested_deeper_than_a_notebook_may_be_is_left_out_with_a_note():
-    from grader.grading.kernel import _Outputs
+    from grader.grading.notebook.kernel import _Outputs
 
     def shown(levels: int) -> list:
         value = 1

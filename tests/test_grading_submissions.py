@@ -1,4 +1,4 @@
-"""Reading the submissions (grader.grading.submissions), before any student code runs:
+"""Reading the submissions (grader.grading.classroom.submissions), before any student code runs:
 a folder or a zip of them, with odd entries, names and timestamps, and choosing the
 students and assignments to grade."""
 import os
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading.submissions import SubmissionsError, read_submissions
+from grader.grading.classroom.submissions import SubmissionsError, read_submissions
 
 A = "01_matmul_views"
 
@@ -86,7 +86,7 @@ def test_one_students_folder_grades_that_student(tmp_path):
     ("tab\there", False), ("a" * 101, False), ("", False), ("new\nline", False),
 ])
 def test_a_student_name_must_be_usable_in_paths_and_nbgrader(name, ok):
-    from grader.grading.submissions import name_problem
+    from grader.grading.classroom.submissions import name_problem
 
     assert (name_problem(name) == "") is ok, name_problem(name)
 
@@ -100,7 +100,7 @@ def test_unusable_student_folders_are_skipped_with_a_warning(tmp_path):
 
 
 def test_a_submission_reads_at_most_so_many_files_and_says_so(tmp_path, monkeypatch):
-    from grader.grading import submissions
+    from grader.grading.classroom import submissions
 
     monkeypatch.setattr(submissions, "MAX_FILES", 3)
     _tree(tmp_path / "submitted", {f"alice/{A}/f{i}.txt": b"x" for i in range(6)})
@@ -119,7 +119,7 @@ def test_a_submission_reads_at_most_so_many_files_and_says_so(tmp_path, monkeypa
     (b"2025-03-01 12:00:00 UTC" + b" " * 300, None), (b"\xff\xfe", None),
 ])
 def test_only_a_time_nbgrader_writes_is_read_from_timestamp_txt(text, time):
-    from grader.grading.submissions import read_timestamp
+    from grader.grading.classroom.submissions import read_timestamp
 
     got, problem = read_timestamp(text)
     assert got == time
@@ -127,7 +127,7 @@ def test_only_a_time_nbgrader_writes_is_read_from_timestamp_txt(text, time):
 
 
 def test_selecting_students_and_assignments_names_what_is_not_there(tmp_path):
-    from grader.grading.submissions import select
+    from grader.grading.classroom.submissions import select
 
     _tree(tmp_path / "submitted", {f"alice/{A}/{A}.ipynb": b"{}", f"bob/{A}/{A}.ipynb": b"{}"})
     subs, _ = read_submissions(tmp_path / "submitted", [A, "02_x"])

@@ -1,5 +1,5 @@
 """The grading process's own work on one submission has a wall limit of its own
-(``--grader-wall``, grader.grading.watchdog): a step that hangs costs only its notebook,
+(``--grader-wall``, grader.grading.notebook.watchdog): a step that hangs costs only its notebook,
 "could not be graded" with a note that names the limit, whether it loops in Python (the
 job is stopped where it is) or inside C code (its worker is killed and replaced, and the
 pool goes on); the kernel's run does not count, but is bounded too.
@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from grader.grading import job as job_module
-from grader.grading.batch import PoolRunner
-from grader.grading.job import kernel_allowance, run_and_check
-from grader.grading.sandbox import Limits
-from grader.grading.watchdog import WATCH, OverLimit, Watchdog
+from grader.grading.notebook import job as job_module
+from grader.grading.classroom.pool import PoolRunner
+from grader.grading.notebook.job import kernel_allowance, run_and_check
+from grader.grading.notebook.sandbox import Limits
+from grader.grading.notebook.watchdog import WATCH, OverLimit, Watchdog
 from job_states import A, lesson, make_job, state_before
 from stalls import SpinsInPython, StallsInC
 
@@ -68,6 +68,17 @@ def test_a_step_looping_in_python_is_stopped_at_the_limit_and_costs_only_its_not
     after = job_module.run_job(make_job({"notes.txt": b"x"}, grader_wall=LIMIT))
     assert (after.status, after.flags) == ("missing", ["missing"])  # the next job is untouched
     _spin(2 * LIMIT)  # and nothing fires on it later
+
+
+def test_a_notebook_over_the_limit_keeps_the_notes_its_steps_had_made(monkeypatch):
+    """Which file was graded is said even when the work passes the limit after choosing
+    it: the steps' notes travel with the limit, not through the job."""
+    files = {lesson().filename: lesson().release, f"{A}-Copy1.ipynb": lesson().honest()}
+    chosen = state_before("list_checks", make_job(files)).choice_notes
+    assert chosen, "the control: choosing among two notebooks says which"
+    _with_a_hanging_step(monkeypatch, "note_integrity")
+    result = job_module.run_job(make_job(files, grader_wall=LIMIT))
+    assert _over_limit(result) and all(n in result.notes for n in chosen), result.notes
 
 
 def test_the_limit_holds_in_a_thread_of_its_own_as_on_a_dask_worker(monkeypatch):
@@ -186,8 +197,8 @@ def test_in_a_worker_a_step_stuck_in_c_gets_it_replaced_and_costs_only_its_noteb
 def test_a_proof_over_the_limit_stops_the_run_and_says_why():
     """The environment proof goes through the same limit: a source notebook the grader
     cannot read in time fails the proof, and the reason names the limit."""
-    from grader.grading.batch import proof_problem
-    from grader.grading.job import over_limit
+    from grader.grading.classroom.session import proof_problem
+    from grader.grading.notebook.job import over_limit
 
     job = make_job({lesson().filename: lesson().source}, proof=True, submitted_as=lesson().filename,
                    grader_wall=LIMIT)

@@ -225,7 +225,7 @@ def _definitions(source: str, label: str) -> list[tuple[str, str, int]]:
     """(label, canonical shape, size) of every function and class defined in ``source``."""
     import ast
 
-    from grader.grading.integrity import canonical
+    from grader.grading.notebook.integrity import canonical
     from grader.learner.shortcuts import python_source
 
     try:
@@ -239,7 +239,7 @@ def _definitions(source: str, label: str) -> list[tuple[str, str, int]]:
 def _instructors_definitions() -> dict[str, str]:
     """The shape (names renamed) of every function and class of the references, the
     catalogued mistakes and the solutions, big enough to be more than an idiom."""
-    from grader.grading.integrity import SMALLEST
+    from grader.grading.notebook.integrity import SMALLEST
 
     found, given = [], set()
     for path in sorted((ROOT / "grader" / "lessons").rglob("*.py")):

@@ -29,9 +29,9 @@ import pytest
 from conftest import ROOT
 from grader import CheckFailed, check
 from grader.course import CheckCall
-from grader.grading.bridge import Session
-from grader.grading.trusted import Checker
-from grader.grading.kernel import CellRun
+from grader.grading.notebook.bridge import Session
+from grader.grading.notebook.trusted import Checker
+from grader.grading.notebook.kernel import CellRun
 from grader.learner import agent, one_pass
 from grader.learner.cases import Case, ErrorInfo, Outcome
 from grader.learner.engine import judge
@@ -419,9 +419,9 @@ def test_at_grading_two_pass_answers_fail_with_the_read_twice_message(exercise, 
 def test_in_a_sandboxed_kernel_two_passes_fail_and_one_pass_passes():
     """A real kernel in bubblewrap, with the memory measured from outside: the blocks and
     the rows are handed over inside it, by the agent, from the cases sent as data."""
-    from grader.grading.job import kernel_env
-    from grader.grading.sandbox import Limits, SandboxUnavailable, detect
-    from grader.grading.kernel import Kernel
+    from grader.grading.notebook.job import kernel_env
+    from grader.grading.notebook.sandbox import Limits, SandboxUnavailable, detect
+    from grader.grading.notebook.kernel import Kernel
 
     with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
         scratch = Path(scratch)

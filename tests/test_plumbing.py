@@ -1,9 +1,9 @@
-"""Integrity notes for what reaches for the grading side (grader.grading.plumbing)."""
+"""Integrity notes for what reaches for the grading side (grader.grading.notebook.plumbing)."""
 import ast
 
 import pytest
 
-from grader.grading.plumbing import attempts
+from grader.grading.notebook.plumbing import attempts
 
 REACHES = {
     "links": ("import os\nos.symlink('/etc/passwd', 'kernel-1.log')", "makes links (os.symlink)"),

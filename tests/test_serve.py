@@ -342,7 +342,7 @@ def test_a_hard_linked_notebook_is_never_graded_as_the_students(term):
 
 
 def test_a_student_id_cannot_write_a_line_or_an_escape_into_the_log_or_health_file(term):
-    from grader.grading.report import printable
+    from grader.grading.classroom.report import printable
 
     out = "".join(done.stdout + done.stderr for done in term.runs)
     assert not any(line.startswith(FAKE) for line in out.splitlines()), out

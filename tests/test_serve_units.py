@@ -11,10 +11,10 @@ import time
 import pytest
 from traitlets.config import Config
 
-from grader.grading import exchange as ex
-from grader.grading import serve, times
-from grader.grading.ledger import Ledger
-from grader.grading.serve import PolicyError, SubmitPolicy
+from grader.grading.classroom import exchange as ex
+from grader.grading.classroom import serve, times
+from grader.grading.classroom.ledger import Ledger
+from grader.grading.classroom.serve import PolicyError, SubmitPolicy
 
 
 def _config(**settings) -> Config:
@@ -163,9 +163,9 @@ def test_a_pool_worker_ends_when_the_process_that_started_it_is_killed(tmp_path)
     code = (
         "import multiprocessing, os\n"
         "from concurrent.futures import ProcessPoolExecutor\n"
-        "from grader.grading import batch\n"
+        "from grader.grading.classroom import pool as runner\n"
         "pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context('spawn'),\n"
-        "                           initializer=batch._orphan_watch, initargs=(os.getpid(),))\n"
+        "                           initializer=runner._orphan_watch, initargs=(os.getpid(),))\n"
         "print(pool.submit(os.getpid).result(), flush=True)\n"
         "pool.submit(__import__('time').sleep, 120)  # the worker is busy when its parent dies\n"
         "__import__('time').sleep(0.5)\n"
@@ -228,8 +228,8 @@ def test_unusable_inbound_names_are_refused_with_why(tmp_path):
 
 
 def test_feedback_on_submit_shows_a_hidden_test_by_name_and_result_only():
-    from grader.grading.feedback import render
-    from grader.grading.job import JobResult
+    from grader.grading.classroom.feedback import render
+    from grader.grading.notebook.job import JobResult
 
     secret = "expected [[1.5, 2.0]] for Q = [[0.25, -3.0]]"
     cells = [{"cell_type": "code", "source": "check('f', f)\n", "outputs": [],
@@ -278,7 +278,7 @@ def _handed_in(tmp_path, timestamp: str) -> ex.Entry:
 
 
 def test_a_timestamp_txt_in_the_future_or_set_back_is_replaced_by_the_file_systems_time(tmp_path):
-    from grader.grading.outputs import LOOK
+    from grader.grading.classroom.submission_result import LOOK
 
     for claim, flag in (("2099-01-01 00:00:00.000000 UTC", times.FUTURE_FLAG),
                         ("2020-01-01 00:00:00.000000 UTC", times.BACKDATED_FLAG)):
@@ -297,7 +297,7 @@ def test_a_timestamp_txt_in_the_future_or_set_back_is_replaced_by_the_file_syste
 
 
 def test_grade_believes_no_timestamp_txt_later_than_the_moment_of_grading():
-    from grader.grading.submissions import Submission
+    from grader.grading.classroom.submissions import Submission
 
     now = times.parse_time(SOON)
     future = Submission("amy", "01_x", timestamp="2099-01-01 00:00:00.000000 UTC")
@@ -311,7 +311,7 @@ def test_grade_believes_no_timestamp_txt_later_than_the_moment_of_grading():
 
 
 def test_a_hard_linked_file_is_left_out_and_never_read_as_the_students(tmp_path):
-    from grader.grading.submissions import NOT_READ
+    from grader.grading.classroom.submissions import NOT_READ
 
     source = tmp_path / "source.ipynb"
     source.write_text('{"the instructor": "solutions"}')
@@ -347,7 +347,7 @@ def account():
 
 
 def test_where_students_are_users_a_folder_or_file_not_theirs_is_refused(tmp_path, account):
-    from grader.grading.submissions import NOT_READ
+    from grader.grading.classroom.submissions import NOT_READ
 
     student, uid = account
     inbound = tmp_path / "course" / "inbound"
@@ -374,7 +374,7 @@ def test_where_students_are_users_a_folder_or_file_not_theirs_is_refused(tmp_pat
 
 
 def test_a_folder_is_read_by_its_descriptor_so_swapping_it_for_a_link_changes_nothing(tmp_path):
-    from grader.grading.submissions import _Collector, open_folder, read_folder
+    from grader.grading.classroom.submissions import _Collector, open_folder, read_folder
 
     secret = tmp_path / "solutions"
     (secret / "sub").mkdir(parents=True)
@@ -397,7 +397,7 @@ def test_a_folder_is_read_by_its_descriptor_so_swapping_it_for_a_link_changes_no
 
 
 def test_a_forged_line_in_an_inbound_name_is_printed_as_one_line(tmp_path, capsys):
-    from grader.grading.report import printable
+    from grader.grading.classroom.report import printable
 
     inbound = tmp_path / "course" / "inbound"
     inbound.mkdir(parents=True)
@@ -455,7 +455,7 @@ def test_a_forged_line_in_an_inbound_name_is_printed_as_one_line(tmp_path, capsy
     ("honest: a message", "'x.txt' was not read: it is a FIFO.", "'x.txt' was not read: it is a FIFO."),
 ])
 def test_printable_shows_each_kind_of_character_that_could_forge_a_line_as_an_escape(kind, text, shown):
-    from grader.grading.report import printable
+    from grader.grading.classroom.report import printable
 
     assert printable(text) == shown
     assert printable(text).isprintable() and "\n" not in printable(text)
@@ -465,7 +465,7 @@ def test_printable_shows_each_kind_of_character_that_could_forge_a_line_as_an_es
 def test_json_for_a_person_escapes_what_printable_escapes_and_means_the_same(tmp_path):
     import json
 
-    from grader.grading.report import write_json
+    from grader.grading.classroom.report import write_json
 
     record = {"inbound": "eve\u202emallory\x85\x9b\u2066+x", "why": "a\nb\x1b[2J", "name": "zoë", "raw": "\udcff"}
     write_json(tmp_path / "h.json", record)

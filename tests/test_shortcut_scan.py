@@ -17,9 +17,9 @@ import pytest
 import attacks_scan
 from grader import check
 from grader.course import CheckCall
-from grader.grading.bridge import Session
-from grader.grading.trusted import Checker
-from grader.grading.kernel import CellRun
+from grader.grading.notebook.bridge import Session
+from grader.grading.notebook.trusted import Checker
+from grader.grading.notebook.kernel import CellRun
 from grader.learner.agent import handle
 from grader.learner.checks import CheckFailed
 from grader.learner.shortcuts import (LOOP, Rules, SourceReader, dynamic_uses,

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from grader.course import CheckCall
-from grader.grading.bridge import Session
-from grader.grading.trusted import Checker
+from grader.grading.notebook.bridge import Session
+from grader.grading.notebook.trusted import Checker
 from grader.learner.checks import verdict
 from grader.learner.shortcuts import SourceReader
 from grader.learner.standin import StandIn, installed

@@ -1,7 +1,7 @@
-"""The step ``assemble_plan`` (grader.grading.job): the notebook that will run, and the end
+"""The step ``assemble_plan`` (grader.grading.notebook.job): the notebook that will run, and the end
 of a job with nothing to grade. (How a submission is rebuilt on the assignment's cells,
 for every lesson, is in test_grading_repair.py.)"""
-from grader.grading.job import RELEASED, assemble_plan
+from grader.grading.notebook.job import RELEASED, assemble_plan
 from job_states import A, lesson, make_job, state_before
 
 
@@ -11,12 +11,13 @@ def _assembled(job):
     return state
 
 
-def test_a_submission_becomes_the_plan_and_the_choice_is_noted_on_the_job():
+def test_a_submission_becomes_the_plan_and_the_choice_is_noted_on_the_state():
     job = make_job({lesson().filename: lesson().release, f"{A}-Copy1.ipynb": lesson().honest()})
     state = _assembled(job)
     assert state.finished is None and state.plan.repairs == []
     assert [c for c, k in zip(state.plan.nb.cells, state.plan.kinds) if k == "answer"]
-    assert job.notes == ["from reading", *state.choice_notes] and len(job.notes) == 2
+    assert state.said == ["from reading", *state.choice_notes] and len(state.said) == 2
+    assert job.notes == ["from reading"]  # a step writes to its state only, never to the job
 
 
 def test_with_nothing_to_grade_the_job_ends_missing_with_every_test_at_0():

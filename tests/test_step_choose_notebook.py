@@ -1,11 +1,11 @@
-"""The step ``choose_notebook`` (grader.grading.job): which submitted file is graded as
-the assignment's notebook (grader.grading.choice)."""
+"""The step ``choose_notebook`` (grader.grading.notebook.job): which submitted file is graded as
+the assignment's notebook (grader.grading.notebook.choice)."""
 import json
 
 import pytest
 
 from conftest import ROOT
-from grader.grading import nbjson
+from grader.grading.notebook import nbjson
 
 A = "01_matmul_views"
 
@@ -18,7 +18,7 @@ def lesson():
 
 
 def _choose(lesson, files):
-    from grader.grading.choice import candidates, choose
+    from grader.grading.notebook.choice import candidates, choose
 
     files = {k: (json.dumps(v).encode() if isinstance(v, dict) else v) for k, v in files.items()}
     return choose(candidates(files, lesson.filename, [lesson.filename]), files,
@@ -51,7 +51,7 @@ def test_no_notebook_an_untouched_one_or_an_unreadable_one_is_flagged(lesson):
 
 
 def test_another_notebook_of_the_assignment_is_never_a_candidate():
-    from grader.grading.choice import candidates
+    from grader.grading.notebook.choice import candidates
 
     files = {"a.ipynb": b"", "b.ipynb": b"", "sub/b.ipynb": b"", "a-Copy1.ipynb": b"", "c.txt": b""}
     assert candidates(files, "a.ipynb", ["a.ipynb", "b.ipynb"]) == ["a.ipynb", "a-Copy1.ipynb"]
@@ -60,7 +60,7 @@ def test_another_notebook_of_the_assignment_is_never_a_candidate():
 # ------------------------------------------------------------------ the step
 
 def test_the_step_keeps_the_choice_for_the_steps_after_it():
-    from grader.grading.job import choose_notebook
+    from grader.grading.notebook.job import choose_notebook
     from job_states import lesson as lesson_01, make_job, state_before
 
     one = lesson_01()
@@ -72,7 +72,7 @@ def test_the_step_keeps_the_choice_for_the_steps_after_it():
 
 
 def test_the_proof_grades_the_file_it_names_without_choosing():
-    from grader.grading.job import choose_notebook
+    from grader.grading.notebook.job import choose_notebook
     from job_states import lesson as lesson_01, make_job, state_before
 
     one = lesson_01()

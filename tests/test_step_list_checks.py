@@ -1,6 +1,6 @@
-"""The step ``list_checks`` (grader.grading.job): the checks each test cell makes, read from
+"""The step ``list_checks`` (grader.grading.notebook.job): the checks each test cell makes, read from
 the source notebook, whatever the submission's test cells say."""
-from grader.grading.job import RELEASED, list_checks
+from grader.grading.notebook.job import RELEASED, list_checks
 from job_states import lesson, make_job, state_before
 
 

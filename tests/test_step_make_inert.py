@@ -1,8 +1,8 @@
-"""The step ``make_inert`` (grader.grading.job): what an instructor's browser would run of
+"""The step ``make_inert`` (grader.grading.notebook.job): what an instructor's browser would run of
 the student's markup and outputs is taken out in the grading worker, under the job's own
 wall limit, and said in an integrity note (the cleaning itself: test_grading_hostile_bytes.py)."""
-from grader.grading import nbjson
-from grader.grading.job import make_inert
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.job import make_inert
 from job_states import lesson, make_job, state_before
 
 

@@ -1,6 +1,6 @@
-"""The step ``note_integrity`` (grader.grading.job): what in a submission a person should
-look at, read from its source (grader.grading.integrity)."""
-from grader.grading.job import note_integrity
+"""The step ``note_integrity`` (grader.grading.notebook.job): what in a submission a person should
+look at, read from its source (grader.grading.notebook.integrity)."""
+from grader.grading.notebook.job import note_integrity
 from job_states import lesson, make_job, state_before
 
 SAME = "has the same code as the course's own solution"

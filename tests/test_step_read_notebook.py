@@ -1,7 +1,7 @@
-"""The step ``read_notebook`` (grader.grading.job): the chosen file read as a notebook
-(grader.grading.repair.read_submission, whose handling of odd files is in
+"""The step ``read_notebook`` (grader.grading.notebook.job): the chosen file read as a notebook
+(grader.grading.notebook.repair.read_submission, whose handling of odd files is in
 test_grading_repair.py), and why there is nothing to grade when it cannot be."""
-from grader.grading.job import read_notebook
+from grader.grading.notebook.job import read_notebook
 from job_states import A, lesson, make_job, state_before
 
 

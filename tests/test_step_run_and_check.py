@@ -1,5 +1,5 @@
-"""The step ``run_and_check`` (grader.grading.job): what the kernel's outputs keep
-(grader.grading.kernel), how the checker sums up a passing test cell, and the step itself
+"""The step ``run_and_check`` (grader.grading.notebook.job): what the kernel's outputs keep
+(grader.grading.notebook.kernel), how the checker sums up a passing test cell, and the step itself
 with ``run_notebook`` replaced: the spare's kernel first, one more try when no kernel
 starts, then the end of the job. (The sandboxed kernel itself, with its limits, is in
 test_grading_kernel.py.)"""
@@ -29,7 +29,7 @@ def _stream(text: str) -> dict:
 
 
 def test_figures_count_apart_from_the_text_cap_and_have_a_cap_of_their_own():
-    from grader.grading.kernel import _Outputs
+    from grader.grading.notebook.kernel import _Outputs
 
     png = "iVBORw0KGgo" + "A" * 400_000  # a 400 kB figure, as the kernel sends it (base64)
     sink = _Outputs(cap=1000, image_cap=1_000_000)
@@ -64,7 +64,7 @@ class _Private:
 def _run_with(monkeypatch, outcomes):
     """Run the step with ``run_notebook`` giving ``outcomes`` in turn (an exception is
     raised); return the state and each call's (first kernel, checker)."""
-    from grader.grading import job as job_module
+    from grader.grading.notebook import job as job_module
     from job_states import lesson, make_job, state_before
 
     calls = []
@@ -92,7 +92,7 @@ def test_the_notebook_runs_once_on_the_spare_s_kernel(monkeypatch):
 
 
 def test_a_kernel_that_does_not_start_is_tried_once_more_with_a_fresh_checker(monkeypatch):
-    from grader.grading.kernel import KernelStartError
+    from grader.grading.notebook.kernel import KernelStartError
 
     runs = ["the second try's runs"]
     state, calls = _run_with(monkeypatch, [KernelStartError("slow machine"), runs])
@@ -102,7 +102,7 @@ def test_a_kernel_that_does_not_start_is_tried_once_more_with_a_fresh_checker(mo
 
 
 def test_a_kernel_that_does_not_start_twice_ends_the_job_as_failed(monkeypatch):
-    from grader.grading.kernel import KernelStartError
+    from grader.grading.notebook.kernel import KernelStartError
 
     state, calls = _run_with(monkeypatch, [KernelStartError("first"), KernelStartError("no kernel")])
     assert len(calls) == 2

@@ -1,11 +1,11 @@
-"""The step ``score_results`` (grader.grading.job): each test's status, points and message
-from the run of its cell and the checker's verdict (grader.grading.scoring)."""
+"""The step ``score_results`` (grader.grading.notebook.job): each test's status, points and message
+from the run of its cell and the checker's verdict (grader.grading.notebook.scoring)."""
 import pytest
 
-from grader.grading import nbjson
-from grader.grading.kernel import CellRun
-from grader.grading.results import CheckVerdict
-from grader.grading.scoring import score_test
+from grader.grading.notebook import nbjson
+from grader.grading.notebook.kernel import CellRun
+from grader.grading.notebook.results import CheckVerdict
+from grader.grading.notebook.scoring import score_test
 
 
 def _test_cell(outputs=(), points=2):
@@ -23,8 +23,12 @@ def _incident(status, detail):
     (CellRun(0, "ok"), CheckVerdict("passed", "✓ x: all pass"), "passed", 2, "✓ x: all pass"),
     (CellRun(0, "error"), CheckVerdict("failed", "x is not right yet."), "failed", 0,
      "x is not right yet."),
-    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: Unable to allocate"),
-     "memory", 0, "Unable"),
+    # Out of memory is what the kernel reported of the learner's code (a field), never words
+    # in the message: a message that only says so is a failed check.
+    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: Unable to allocate",
+                                       out_of_memory=True), "memory", 0, "Unable"),
+    (CellRun(0, "error"), CheckVerdict("failed", "x raised MemoryError: printed by the answer"),
+     "failed", 0, "printed by"),
     (CellRun(0, "error"), CheckVerdict("error", "This test has no checks."), "error", 0, "no checks"),
     (*_incident("timeout", "stopped after 3 s"), "timeout", 0, "stopped after 3 s"),
     (*_incident("died", "process stopped"), "error", 0, "process stopped"),
@@ -59,7 +63,7 @@ class _Private:
 
 
 def test_the_step_scores_every_test_and_says_what_went_wrong_with_the_files():
-    from grader.grading.job import score_results
+    from grader.grading.notebook.job import score_results
     from job_states import lesson, make_job, state_before
 
     state = state_before("score_results", make_job({lesson().filename: lesson().honest()}))

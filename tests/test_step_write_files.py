@@ -1,4 +1,4 @@
-"""The step ``write_files`` (grader.grading.job): the submission's files put beside the
+"""The step ``write_files`` (grader.grading.notebook.job): the submission's files put beside the
 notebook in the job's private directory, except those that would replace a module grading
 imports; the course's own files win. No kernel starts here: the next job's spare is
 replaced by a stand-in that notes it was asked for."""
@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from grader.grading import job as job_module
-from grader.grading.job import write_files
+from grader.grading.notebook import job as job_module
+from grader.grading.notebook.job import write_files
 from job_states import lesson, make_job, state_before
 
 

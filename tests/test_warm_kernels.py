@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
-from grader.grading import nbjson, zygote as zygotes
-from grader.grading.job import kernel_env
-from grader.grading.kernel import Kernel, run_notebook
-from grader.grading.sandbox import Limits, detect
+from grader.grading.notebook import nbjson, zygote as zygotes
+from grader.grading.notebook.job import kernel_env
+from grader.grading.notebook.kernel import Kernel, run_notebook
+from grader.grading.notebook.sandbox import Limits, detect
 
 pytestmark = pytest.mark.slow
 PRELOAD = ("numpy", "matplotlib.pyplot", "matplotlib_inline.backend_inline")
