@@ -32,7 +32,6 @@ from .cases import Case, ErrorInfo, Outcome
 from .drivers import Call, Driver, as_data, invoke
 from .env import one_thread, quiet
 from .fixtures import materialise
-from .one_pass import hand_over
 from .shortcuts import Rules, code_objects, functions_of, scan
 from .standin import HelperInputMismatch, installed
 
@@ -159,13 +158,12 @@ def namespace_of(answer) -> dict:
 _STAGED: dict = {}
 
 
-def stage(tree, namespace: dict, driver: Driver | None = None) -> None:
+def stage(tree, namespace: dict, driver: Driver) -> None:
     data = codec.decode(tree)
     _STAGED.clear()
-    # Arguments read once are handed over here, before the window: what notes their
-    # reads (grader.learner.one_pass) is not the answer's memory.
-    args, _ = hand_over(list(materialise(data["args"], namespace)),
-                        getattr(driver, "one_pass", None), data.get("names"))
+    # The arguments are handed over here, before the window: what a driver wraps them in
+    # (arrays that note their reads) is not the answer's memory.
+    args = driver.hand_over(list(materialise(data["args"], namespace)), data.get("names"))
     _STAGED["case"] = (data, args, materialise(data["kwargs"], namespace))
 
 

@@ -257,6 +257,11 @@ class ExerciseInfo:
     # A rule about how much the answer computes, measured as CPU time (:class:`Work`).
     work: Work | None = None
 
+    def __post_init__(self):
+        # A bad input is shown with the exercise's argument names unless it has its own.
+        for bad in self.bad_inputs:
+            bad.case.names = bad.case.names or tuple(self.arg_names)
+
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver.to_data(),
                 "compare": self.compare.to_data(), "rules": self.rules.to_data() if self.rules else None,

@@ -32,8 +32,6 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference
 from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
-from .one_pass import ERRORS as ONE_PASS_ERRORS
-from .one_pass import message as one_pass_message
 from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
                         rescaled_match, reshaped_input, substituted)
@@ -467,8 +465,9 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         err = outcome.error
         if err is not None and err.not_implemented:
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
-        if err is not None and err.type in ONE_PASS_ERRORS and getattr(exp.info.driver, "one_pass", None):
-            return _one_pass_failure(exp, case, outcome)
+        said = None if err is None else exp.info.driver.failure(name, case, err)
+        if said is not None:  # an error the driver raises itself (an input read twice)
+            return Verdict(False, said)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
             by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
@@ -527,14 +526,6 @@ def _first(message: str, note: str) -> str:
     part is named before anything else is said."""
     head, sep, rest = message.partition("\n\n")
     return f"{head}\n\n{note}" + (f"\n\n{rest}" if sep else "")
-
-
-def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdict:
-    """An input the exercise hands over to be read once, read twice (or asked for a length
-    it does not have): known by the error's type, which the driver sets; the message is
-    worded where that input is handed over (``grader.learner.one_pass``)."""
-    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver.one_pass, case,
-                                           outcome.error))
 
 
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:

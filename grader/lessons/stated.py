@@ -31,7 +31,7 @@ class Check(enum.Enum):
     # (grader.learner.work, grader.grading.cpu; Exercise.work).
     WORK = "CPU time measured from outside"
     # Inputs handed over so that a second pass, a kept block or too many rows read at once
-    # raise in the kernel (grader.learner.one_pass): a finding there only costs points.
+    # raise in the kernel (lesson 07's OnePass driver): a finding there only costs points.
     ONE_PASS = "read-noting inputs"
     # Cases built so that an answer that breaks the rule returns other values (or other
     # types) than the reference.

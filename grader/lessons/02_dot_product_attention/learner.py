@@ -7,10 +7,12 @@ from typing import ClassVar
 
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference, number
-from ...learner.plugins import register_comparison
+from ...learner.plugins import LESSONS
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Accepted(Comparison):
     """A number with other accepted values (``case.meta["accept"]``), and a remark when

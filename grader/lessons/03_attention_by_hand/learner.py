@@ -28,8 +28,10 @@ import numpy as np
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.drivers import Driver
-from ...learner.plugins import register_comparison, register_driver
+from ...learner.plugins import LESSONS
 from ...learner.validation import shape_str
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 PLACEHOLDER = re.compile(r"NotImplementedError|YOUR (CODE|ANSWER) HERE")
 
@@ -392,7 +394,7 @@ def judge_value(exp, subject):
 
 # ----------------------------------------------------------------------------- the driver
 
-@register_driver
+@LESSON.driver
 @dataclass(frozen=True)
 class Value(Driver):
     """The answer is a value the learner typed (one step of the worksheet): handed over as
@@ -407,7 +409,7 @@ class Value(Driver):
 
 # ----------------------------------------------------------------------------- comparisons
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Exact(Comparison):
     """Exact comparison against Fractions. When ``expected`` is a float array (a float
@@ -432,7 +434,7 @@ def exact(expected, actual, tol, where: str = "") -> str | None:
 
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Steps(Comparison):
     """A dict of steps (lesson 03's ``attention_by_hand``), compared step by step in

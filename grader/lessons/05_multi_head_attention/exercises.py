@@ -18,11 +18,13 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
-from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, LOOP, BadInput, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, SOURCE_SCAN, VALUES
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
-from .learner import Named
+from .learner import LoadsWeights, Named
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 LAYERS, PAD = ref.LAYERS, "      "
 ONE_THREAD = Call(threads=1)
@@ -177,7 +179,7 @@ def merge_cases(rng, hidden: bool) -> list[Case]:
 
 HEAD_MAPS = ("B", "h", "T_q", "T_k")  # the axes of the heads' attention maps
 
-register(Exercise(
+LESSON.register(Exercise(
     name="split_heads", reference=ref.split_heads, cases=split_cases, probes=("x",),
     axes={"": ("B", "h", "T", "d_head")},
     misconceptions=[
@@ -194,7 +196,7 @@ register(Exercise(
     stated=(Stated("(`reshape` works where `view` does not", ADVICE),),
 ))
 
-register(Exercise(
+LESSON.register(Exercise(
     name="merge_heads", reference=ref.merge_heads, cases=merge_cases, probes=("x",),
     misconceptions=[
         Misconception("averaged the heads", knob(ref._merge_heads, join="average"),
@@ -310,7 +312,7 @@ def mha_calls(mha, query, key, value, mask=None):
             ("split_heads", (v, mha.n_heads), {}), ("merge_heads", (heads,), {})]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="MultiHeadAttention", reference=ref.MultiHeadAttention, cases=mha_cases,
     probes=("key", "value"), outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     calls=mha_calls,
@@ -356,7 +358,7 @@ STACKED = ("in_proj_weight stacks the three blocks in the order query, key, valu
            "0:d, w_k ← rows d:2d, w_v ← rows 2d:3d (and the same slices of in_proj_bias).")
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="copy_from_torch", reference=ref.copy_from_torch, cases=copy_cases,
     misconceptions=[
         Misconception("rows taken every third", knob(ref._copy_from_torch, rows="every third"),
@@ -383,7 +385,7 @@ register(Exercise(
     hint=("in_proj_weight stacks the query, key and value weights in three blocks of d rows, "
           "each stored [out, in] like an nn.Linear weight; in_proj_bias is cut the same way, "
           "and out_proj does w_o's job. Copy without recording gradients."),
-    driver=Call(threads=1, state_of=0),
+    driver=LoadsWeights(threads=1, arg=0),
     compare=Named(versus=" from torch's"),
     arg_names=("ours", "theirs"), seed=504,
     stated=(Stated("keeps `ours`'s own parameter objects", ADVICE),),
@@ -403,7 +405,7 @@ def one_by_one_cases(rng, hidden: bool) -> list[Case]:
     return cases
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="heads_one_by_one", reference=ref.heads_one_by_one, cases=one_by_one_cases,
     outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     misconceptions=[
@@ -448,7 +450,7 @@ def count_cases(rng, hidden: bool) -> list[Case]:
     return [Case(pair, note="d_model, n_heads") for pair in pairs]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="mha_parameter_count", reference=ref.mha_parameter_count, cases=count_cases,
     misconceptions=[
         Misconception("biases not counted", knob(ref._parameter_count, biases=False),
@@ -488,7 +490,7 @@ def down_up_cases(rng, hidden: bool) -> list[Case]:
                  note=f"head {head} of {h}", tol=FLOAT32) for d, h, head in plans]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="value_down_up", reference=ref.value_down_up, cases=down_up_cases,
     outputs=("down", "up"),
     misconceptions=[

@@ -22,10 +22,12 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
-from .. import BadInput, Case, Exercise, Misconception, ModulesBuilt, Stated, knob, register
+from .. import LESSONS, BadInput, Case, Exercise, Misconception, ModulesBuilt, Stated, knob
 from ..stated import VALUES
 from . import reference as ref
 from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 MODULE_RUN = Module(threads=1)
 TRAINING_RUN = Call(threads=1, quiet=True)
@@ -100,7 +102,7 @@ WITHOUT_SKIPS = ("residual=False removes both skips: each sublayer's output repl
                  "stream instead of being added to it.")
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="Block", reference=ref.Block, cases=block_cases, probes=("x",),
     driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("x",),
     misconceptions=[
@@ -186,7 +188,7 @@ def model_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
             for *model, batch, T, note in sizes for residual in (True, False)]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="TinyTransformer", reference=ref.TinyTransformer, cases=model_cases,
     calls=ModulesBuilt(("Block",)),
     driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("tokens",),
@@ -248,7 +250,7 @@ def similarity_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return cases + [Case((_tensor(rng, (3, 5, 4)).float(),), note="float32", tol=FLOAT32)]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="token_similarity", reference=ref.token_similarity, cases=similarity_cases,
     arg_names=("h",), compare=PythonFloat(),
     misconceptions=[
@@ -318,7 +320,7 @@ def train_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
                  note="one step" if steps == 1 else f"{steps} steps") for n_layers, steps in runs]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="train", reference=ref.train, cases=train_cases,
     arg_names=("model", "task", "steps", "seed"), driver=TRAINING_RUN, compare=Losses(),
     misconceptions=[
@@ -373,7 +375,7 @@ def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
                  build={"witness": witness})]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="run_ablation", reference=ref.run_ablation, cases=ablation_cases,
     uses=("TinyTransformer", "train", "token_similarity"),
     driver=TRAINING_RUN, compare=Ablation(last=LAST),

@@ -2,7 +2,7 @@
 decoding. The cases show every catalogued mistake (a maximum that grows between blocks, scores
 near ±1000, uneven blocks, tiles across the diagonal, an empty or a filled cache); one large case
 per streamed exercise runs with a memory budget, and the one-pass drivers
-(``grader.learner.one_pass``) carry their words as data. A mistake is a core of ``reference.py``
+(``learner.py``: ``OnePass``) carry their words as data. A mistake is a core of ``reference.py``
 with one knob set wrong (for the cache, a class whose ``append`` is)."""
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ import functools
 import numpy as np
 
 from ...learner.difference import FLOAT32, FLOAT64
-from ...learner.drivers import Call, Object
-from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
+from ...learner.drivers import Object
+from ...learner.fixtures import learner_object, normal_fixture
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, Stated, Work, knob, register
+from .. import LESSONS, BadInput, Case, Exercise, Misconception, Stated, Work, knob
 from ..stated import BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, VALUES, WORK
 from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
+from .learner import Observed, OnePass, normal_blocks_fixture
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 
 # The lesson's words on the given lines, for each function that has them.
@@ -135,10 +138,10 @@ def stats_cases(rng, hidden):
 
 
 stats = functools.partial(knob, ref._online_stats)
-register(Exercise(
+LESSON.register(Exercise(
     name="online_softmax_stats", outputs=("m", "s"), reference=ref.online_softmax_stats,
     cases=stats_cases, arg_names=("scores_blocks",), seed=701,
-    driver=Call(one_pass=ONE_PASS_STREAM),
+    driver=OnePass(**ONE_PASS_STREAM),
     misconceptions=[
         Misconception("sum not rescaled", stats(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("maximum starts at 0", stats(start=0.0),
@@ -244,11 +247,11 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
     "shown": "(K and V handed to your function as arrays that note which rows are read)"}
 
 one_pass = functools.partial(knob, ref._one_pass)
-register(Exercise(
+LESSON.register(Exercise(
     name="attention_one_pass", scales="q", probes=("K", "V"), reference=ref.attention_one_pass,
     quantities=lambda q, K, V, block: {"block": block, **attention_quantities(q, K)},
     cases=one_pass_cases, arg_names=("q", "K", "V", "block"), seed=702,
-    driver=Call(one_pass=ONE_PASS_ROWS), rules=ATTENTION_RULES,
+    driver=OnePass(**ONE_PASS_ROWS), rules=ATTENTION_RULES,
     misconceptions=[
         Misconception("sum not rescaled", one_pass(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("output not rescaled", one_pass(rescale_output=False), OUTPUT_NOT_RESCALED),
@@ -352,7 +355,7 @@ def tiled_work() -> Work:
 
 
 tiles = functools.partial(knob, ref._tiled)
-register(Exercise(
+LESSON.register(Exercise(
     name="tiled_attention", scales="Q", probes=("K", "V"),
     quantities=lambda Q, K, V, block_q, block_k, *rest, **kw: {
         "block_q": block_q, "block_k": block_k, **attention_quantities(Q, K)},
@@ -469,7 +472,7 @@ def bad_cache(*appends, why: str) -> BadInput:
     return BadInput(Case((), build=cache_steps([ones(*a) for a in appends])), why)
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="KVCache", reference=ref.KVCache, cases=kv_cases, seed=704,
     driver=Object(observe=["keys", "values", "len"]),
     misconceptions=[
@@ -542,13 +545,13 @@ def bad_step(x_shape, past, w_shapes, why: str) -> BadInput:
 POSITION = ("New token i sits at position t + i (t: the positions cached before the call, "
             "len(cache) before appending) and may see positions 0 to t + i")
 decoder = functools.partial(knob, ref._decode)
-register(Exercise(
+LESSON.register(Exercise(
     name="decode_step", scales="W_q",
     quantities=lambda x_t, cache, W_q, *rest: {"√d_k": np.sqrt(np.shape(W_q)[1]),
                                                "d_k": np.shape(W_q)[1],
                                                "d_model": np.shape(W_q)[0]}, uses=("KVCache",), probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step, cases=decode_cases, rules=ATTENTION_RULES, seed=705,
-    driver=Call(observe={"arg": 1, "name": "cache", "attrs": ["keys", "values"]}),
+    driver=Observed(arg=1, name="cache", attrs=["keys", "values"]),
     arg_names=("x_t", "cache", "W_q", "W_k", "W_v"),
     misconceptions=[
         Misconception("appended after attending", decoder(append="after"), (
