@@ -108,7 +108,7 @@ def _same_input(before, after) -> bool:
             return False
         if before.dtype == object or after.dtype == object:
             return all(_same_input(b, a) for b, a in zip(before.flat, after.flat))
-        return bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+        return bool(np.array_equal(before, after, equal_nan=np.issubdtype(before.dtype, np.floating)))
     if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
         return len(before) == len(after) and all(_same_input(b, a) for b, a in zip(before, after))
     if isinstance(before, dict) and isinstance(after, dict):

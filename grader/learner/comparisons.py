@@ -40,10 +40,15 @@ class Difference:
     diagnoses: bool = False
 
 
+def _real(dtype) -> bool:
+    """Whether ``dtype`` holds real numbers: integers or floats (not bools)."""
+    return np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
+
+
 def number(x) -> float | None:
     """``x`` as a float if it is one real number (a one-element array or tensor too)."""
     x = to_numpy(x)
-    if isinstance(x, np.ndarray) and x.size == 1 and x.dtype.kind in "iuf":
+    if isinstance(x, np.ndarray) and x.size == 1 and _real(x.dtype):
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         return None

@@ -73,6 +73,10 @@ class Driver:
         wraps them here, before a memory window opens at grading)."""
         return args
 
+    def result_title(self, name: str) -> str:
+        """What a message calls the answer's outcome, above it."""
+        return "Your function returned:"
+
     def failure(self, name: str, case, error) -> str | None:
         """The message for an error that this kind raises itself (an input read twice),
         known by its type; None for any other error, which the engine words."""
@@ -246,6 +250,9 @@ class Object(Driver):
     observe: list = ()  # the attributes recorded after each call ("len": len(obj))
 
     kind: ClassVar[str] = "object"
+
+    def result_title(self, name):
+        return f"Your {name} gave:"
 
     def run(self, answer, data, namespace):
         return _object(answer, data, self, namespace)

@@ -32,7 +32,7 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference
 from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
-from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positions,
+from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
                         rescaled_match, reshaped_input, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
@@ -171,8 +171,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         remark = f"{remark}; {note_text(([], also))}"
     elif right or also:
         got = f"{got}\n    ({note_text((right, also))})"
-    by_object = exp.info.driver.kind == "object"
-    gave = f"Your {name} gave:" if by_object else "Your function returned:"
+    gave = exp.info.driver.result_title(name)
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
@@ -216,10 +215,10 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
                 _probed(exp, subject, outcomes, failing) or
                 across_cases(exp.cases, exp.expected, outcomes)), ""
     found = found[0]
-    if found.kind != "nan":
+    if found.kind != Found.NAN:
         return found, ""
     own = _probed(exp, subject, outcomes, failing)  # NaN where a position sees nothing
-    if own is not None and own.kind == "misses own":
+    if own is not None and own.kind == Found.MISSES_OWN:
         return own, ""
     case = exp.cases[failing]
     rerun = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
@@ -275,7 +274,7 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     if len(probed) > 1:
         again = _probe(exp, subject, outcomes, probed[1])
         return found if again is not None and again.key == found.key else None
-    return found if found.kind == "ignores" else None  # no second case: only what is plain
+    return found if found.kind == Found.IGNORES else None  # no second case: only what is plain
 
 
 def _probe(exp: Expectations, subject: Subject, outcomes: list[Outcome],
@@ -478,7 +477,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False,
                            fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
-                           blamed=blamed, relation=by_axes.kind if by_axes else "")
+                           blamed=blamed, relation=str(by_axes.kind) if by_axes else "")
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
@@ -491,7 +490,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, fitted(lambda: _wrong_value_message(
                 exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
-                           relation=relation.kind if relation else "", blamed=blamed)
+                           relation=str(relation.kind) if relation else "", blamed=blamed)
     return None
 
 

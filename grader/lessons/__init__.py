@@ -31,6 +31,7 @@ from ..learner.drivers import Call, Driver
 from ..learner.plugins import LESSONS, Lesson
 from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord, Work
 from ..learner.shortcuts import LOOP, Rules
+from ..learner.relations import Substitution
 from ..learner.standin import ModuleCall
 from .stated import Check, Stated
 
@@ -123,12 +124,12 @@ class Exercise:
                         else f.default_factory())
         if fields:
             raise TypeError(f"exercise {info.name!r}: no field {sorted(fields)[0]!r}")
-        for field_name, kind in (("driver", Driver), ("compare", Comparison)):
+        for field_name, base in (("driver", Driver), ("compare", Comparison)):
             value = getattr(info, field_name)
-            if not isinstance(value, kind):
+            if not isinstance(value, base):
                 raise TypeError(f"exercise {info.name!r}: {field_name} is a {type(value).__name__}, "
-                                f"not a {kind.__name__} (one dataclass per kind: "
-                                f"grader.learner.{'drivers' if kind is Driver else 'comparisons'})")
+                                f"not a {base.__name__} (one dataclass per kind: "
+                                f"grader.learner.{'drivers' if base is Driver else 'comparisons'})")
         self.info.uses, self.info.outputs = tuple(self.info.uses), tuple(self.info.outputs)
         self.info.arg_names = tuple(self.info.arg_names)
 
@@ -272,7 +273,7 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
             outcome.value = ex.record(outcome.value)
     if ex.probes or ex.scales:
         _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
-        if not any(kind != "swap" for c in cases[:PROBED_CASES]
+        if not any(kind != Substitution.SWAP for c in cases[:PROBED_CASES]
                    for kind, *_ in c.meta.get("swaps", ())):
             _record_square(ex, cases[PROBED_CASES:])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
@@ -314,7 +315,7 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
 
 def _record_swaps(ex: Exercise, case: Case, swaps: list) -> None:
     results = agent.run(ex.reference, ex.driver, [c for *_, c in swaps])
-    found = [[kind, a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
+    found = [[str(kind), a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
              if r.error is None]
     if found:
         case.meta = {**case.meta, "swaps": found}
@@ -327,7 +328,7 @@ def _record_square(ex: Exercise, cases: list[Case]) -> None:
 
     for case in cases:
         swaps = substitutions(case, ex.probes)
-        if any(kind != "swap" for kind, *_ in swaps):
+        if any(kind != Substitution.SWAP for kind, *_ in swaps):
             _record_swaps(ex, case, swaps)
             return
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from enum import StrEnum
 
 import numpy as np
 import torch
@@ -140,17 +141,30 @@ def _normal(rng, shape, dtype=np.float32) -> torch.Tensor:
     return torch.from_numpy(rng.normal(size=shape).astype(dtype))
 
 
-def _mask(rng, kind: str, batch: int, n_heads: int, t_q: int, t_k: int) -> dict:
-    """A case's mask of ``kind``, as keyword arguments: "keys" [B, T_k] (item 0 full, the others
-    padded), "causal" [1, T, T], random "rows" [B, T_q, T_k] or "heads" [B, h, T_q, T_k]."""
-    if kind == "keys":
-        lengths = [t_k] + [int(rng.integers(1, t_k)) if t_k > 1 else 1 for _ in range(batch - 1)]
-        return {"mask": torch.arange(t_k)[None, :] < torch.tensor(lengths)[:, None]}
-    if kind == "causal":
-        return {"mask": torch.ones(t_q, t_k, dtype=torch.bool).tril()[None]}
-    if not kind:
-        return {}
-    shape = (batch, t_q, t_k) if kind == "rows" else (batch, n_heads, t_q, t_k)
+class Mask(StrEnum):
+    """The mask a module case passes (none, or one of four shapes)."""
+
+    NONE = ""
+    KEYS = "keys"  # [B, T_k]: item 0 full, the others padded
+    CAUSAL = "causal"  # [1, T, T]
+    ROWS = "rows"  # random, [B, T_q, T_k]
+    HEADS = "heads"  # random, [B, h, T_q, T_k]
+
+
+def _mask(rng, kind: Mask, batch: int, n_heads: int, t_q: int, t_k: int) -> dict:
+    """A case's mask of ``kind``, as keyword arguments."""
+    match kind:
+        case Mask.NONE:
+            return {}
+        case Mask.KEYS:
+            lengths = [t_k] + [int(rng.integers(1, t_k)) if t_k > 1 else 1 for _ in range(batch - 1)]
+            return {"mask": torch.arange(t_k)[None, :] < torch.tensor(lengths)[:, None]}
+        case Mask.CAUSAL:
+            return {"mask": torch.ones(t_q, t_k, dtype=torch.bool).tril()[None]}
+        case Mask.ROWS:
+            shape = (batch, t_q, t_k)
+        case Mask.HEADS:
+            shape = (batch, n_heads, t_q, t_k)
     mask = rng.random(shape) < 0.6
     np.put_along_axis(mask, rng.integers(0, t_k, size=shape[:-1])[..., None], True, axis=-1)
     return {"mask": torch.from_numpy(mask)}
@@ -215,20 +229,20 @@ LESSON.register(Exercise(
 # ----------------------------------------------------------------------------- the module
 
 MHA_PLANS = [  # d_model, n_heads, B, T_q, T_k (cross-attention where T_q ≠ T_k), mask, note
-    (4, 2, 1, 2, 2, "", "self-attention"), (4, 1, 1, 3, 3, "", "one head"),
-    (6, 3, 1, 2, 4, "", "cross-attention, T_q ≠ T_k"),
-    (4, 2, 2, 3, 3, "keys", "key padding mask [B, T_k]"),
-    (6, 2, 2, 2, 5, "keys", "cross-attention with a key padding mask"),
-    (8, 4, 1, 4, 4, "causal", "causal mask [1, T, T]"),
-    (8, 2, 2, 3, 3, "heads", "a mask per head [B, h, T_q, T_k]"),
+    (4, 2, 1, 2, 2, Mask.NONE, "self-attention"), (4, 1, 1, 3, 3, Mask.NONE, "one head"),
+    (6, 3, 1, 2, 4, Mask.NONE, "cross-attention, T_q ≠ T_k"),
+    (4, 2, 2, 3, 3, Mask.KEYS, "key padding mask [B, T_k]"),
+    (6, 2, 2, 2, 5, Mask.KEYS, "cross-attention with a key padding mask"),
+    (8, 4, 1, 4, 4, Mask.CAUSAL, "causal mask [1, T, T]"),
+    (8, 2, 2, 3, 3, Mask.HEADS, "a mask per head [B, h, T_q, T_k]"),
 ]
 HIDDEN_MHA_PLANS = [
-    (8, 8, 2, 3, 3, "", "d_head = 1"),
-    (12, 3, 3, 4, 6, "keys", "cross-attention with a key padding mask"),
-    (16, 4, 2, 5, 5, "causal", "causal mask [1, T, T]"),
-    (6, 2, 2, 5, 2, "rows", "a mask per query [B, T_q, T_k]"),
-    (12, 4, 2, 4, 3, "heads", "a mask per head [B, h, T_q, T_k]"),
-    (16, 2, 4, 6, 6, "", "self-attention"),
+    (8, 8, 2, 3, 3, Mask.NONE, "d_head = 1"),
+    (12, 3, 3, 4, 6, Mask.KEYS, "cross-attention with a key padding mask"),
+    (16, 4, 2, 5, 5, Mask.CAUSAL, "causal mask [1, T, T]"),
+    (6, 2, 2, 5, 2, Mask.ROWS, "a mask per query [B, T_q, T_k]"),
+    (12, 4, 2, 4, 3, Mask.HEADS, "a mask per head [B, h, T_q, T_k]"),
+    (16, 2, 4, 6, 6, Mask.NONE, "self-attention"),
 ]
 
 
