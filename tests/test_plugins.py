@@ -131,3 +131,35 @@ def test_the_builtin_kinds_are_the_engines_and_the_rest_are_the_lessons():
                 (module.startswith("grader.lessons.") and module.endswith(".learner")), (name, module)
     assert plugins.find("driver", "object") is Object and plugins.find("driver", "module") is Module
     assert plugins.find("comparison", "default") is Comparison
+
+
+def test_an_exercise_holds_its_info_and_refuses_a_misspelt_field():
+    ex = lessons.get("softmax")
+    assert ex.driver is ex.info.driver and ex.hint == ex.info.hint and ex.name == "softmax"
+    assert not hasattr(ex, "hnt")
+    with pytest.raises(TypeError, match="no field 'hnt'"):
+        lessons.Exercise(name="f", reference=len, cases=lambda rng, hidden: [], hnt="a hint")
+    made = lessons.Exercise(name="f", reference=len, cases=lambda rng, hidden: [], hint="h",
+                            arg_names=("x",), bad_inputs=[lessons.BadInput(lessons.Case((1,)), "why")])
+    assert made.info.hint == "h" and made.info.bad_inputs[0].case.names == ("x",)
+
+
+def test_a_cases_build_and_meta_are_typed_and_read_back_strictly():
+    from grader.learner import codec
+    from grader.learner.cases import Build, Case, Meta
+
+    case = Case((1,), build=Build(memory_budget=4096, late=[]), meta=Meta(accept=[1.0]))
+    data = codec.decode(codec.encode(case.to_data()))
+    assert data["build"] == {"memory_budget": 4096, "late": []} and data["meta"] == {"accept": [1.0]}
+    back = Case.from_data(data)
+    assert back.build == case.build and back.meta == case.meta
+    assert Case.from_data({**data, "build": None}).build == Build() and not Build()
+    # The grading bridge reads a build by key: a field left unset is no key.
+    assert "memory_budget" in back.build and back.build.get("late", (0,)) == []
+    assert "witness" not in back.build and Build().get("late", (0,)) == (0,)
+    with pytest.raises(ValueError, match="has no field 'memory_budgt'"):
+        Build.from_data({"memory_budgt": 1})
+    with pytest.raises(ValueError, match="has no field 'acept'"):
+        Meta.from_data({"acept": []})
+    with pytest.raises(TypeError, match="a Build and its meta a Meta, got dict"):
+        Case((1,), build={"memory_budget": 1})

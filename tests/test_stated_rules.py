@@ -58,7 +58,7 @@ def test_every_rules_words_are_in_the_released_notebook(name):
 
 
 def _memory_cases(ex) -> bool:
-    return any("memory_budget" in (c.build or {}) for hidden in (False, True)
+    return any(c.build.memory_budget for hidden in (False, True)
                for c in ex.draw(hidden))
 
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import codec
 from .cases import Case, ErrorInfo, Outcome
-from .drivers import Call, Driver, as_data, invoke
+from .drivers import Call, Driver, as_data, build_of, invoke
 from .env import one_thread, quiet
 from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
@@ -152,7 +152,7 @@ def namespace_of(answer) -> dict:
 
 # A case measured from outside at grading (a memory budget) runs in two requests: its
 # inputs are built first and kept here, then the grader resets the kernel's peak memory,
-# and the second request sends the arguments listed in ``build["late"]`` and runs it.
+# and the second request sends the arguments listed in ``build.late`` and runs it.
 # A case whose work is timed (grader.learner.work) is built once and run again and again
 # (``again``), its CPU time measured around each request, until the grader drops it.
 _STAGED: dict = {}
@@ -208,7 +208,7 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
     namespace = namespace_of(answer) if namespace is None else namespace
     reached: set = set()
     with contextlib.ExitStack() as stack:
-        stand_ins = (data.get("build") or {}).get("stand_ins")
+        stand_ins = build_of(data).stand_ins
         if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
             reached = stack.enter_context(installed(namespace, stand_ins))
         if driver.threads == 1:

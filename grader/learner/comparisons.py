@@ -148,7 +148,7 @@ class ModuleOutcome(Comparison):
             return Difference(text, focus="output")
         # Gradients through a stand-in's recorded results cannot be compared: it is not
         # asked for them (grader.learner.drivers.build_module's caller, _module).
-        if against_reference and "grads" in expected and not (case.build or {}).get("stand_ins"):
+        if against_reference and "grads" in expected and not case.build.stand_ins:
             text = gradient_problem(expected, actual, case)
             if text:
                 return Difference(text, focus="grads")
@@ -217,7 +217,7 @@ def _layout_pair(want: dict, got: dict) -> tuple[str, str]:
 
 
 def _state_layout(case) -> dict:
-    state = (case.build or {}).get("state") or {}
+    state = case.build.state or {}
     return {name: list(np.shape(v)) for name, v in state.items()}
 
 

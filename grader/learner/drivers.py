@@ -44,6 +44,7 @@ from typing import ClassVar
 import numpy as np
 
 from . import codec
+from .cases import Build
 from .env import peak_bytes
 from .fixtures import materialise
 from .plugins import from_data, register_driver, to_data
@@ -100,6 +101,12 @@ def read_attribute(obj, attr: str):
     return len(obj) if attr == "len" else getattr(obj, attr)
 
 
+def build_of(data: dict) -> Build:
+    """The case's build, from a case's kernel data (decoded)."""
+    build = data.get("build")
+    return build if isinstance(build, Build) else Build.from_data(build)
+
+
 def kib(n: int) -> str:
     return f"{n / 1024:.0f} KiB"
 
@@ -107,10 +114,10 @@ def kib(n: int) -> str:
 def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace: dict):
     """``answer(*args, **kwargs)`` for a ``call`` driver, with the case's ``build``
     options, once the arguments are built (here, or staged ahead of a memory window)."""
-    build = data.get("build") or {}
-    budget = build.get("memory_budget")
+    build = build_of(data)
+    budget = build.memory_budget
     with driver.handed_over(args, data.get("names")) as args:
-        if build.get("first_bad_number"):
+        if build.first_bad_number:
             # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
             # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
             with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
@@ -121,7 +128,7 @@ def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace
             result, peak = peak_bytes(answer, *args, **kwargs)
     result = driver.returned(result, args)
     observed = driver.observed(args)
-    witness = build.get("witness")
+    witness = build.witness
     if observed is None and budget is None and witness is None:
         return result
     out = {"returned": _observed(result)}
@@ -135,11 +142,11 @@ def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace
 
 
 def _object(cls, data: dict, driver: Object, namespace: dict):
-    build = data["build"] or {}
-    obj = cls(*materialise(build.get("args", ()), namespace),
-              **materialise(build.get("kwargs", {}), namespace))
+    build = build_of(data)
+    obj = cls(*materialise(build.args or (), namespace),
+              **materialise(build.kwargs or {}, namespace))
     seen = {}
-    for i, (method, arguments) in enumerate(build.get("calls", ())):
+    for i, (method, arguments) in enumerate(build.calls or ()):
         getattr(obj, method)(*materialise(arguments, namespace))
         seen[f"after call {i + 1}"] = {attr: _observed(read_attribute(obj, attr))
                                        for attr in driver.observe}
@@ -152,15 +159,15 @@ def build_module(cls, data: dict):
     parameters whose names and shapes do not fit the case's weights."""
     import torch
 
-    build = data["build"] or {}
+    build = build_of(data)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(build.get("seed", 0)))
-        obj = cls(*build.get("args", ()), **build.get("kwargs", {}))
+        torch.manual_seed(int(build.seed or 0))
+        obj = cls(*build.args or (), **build.kwargs or {})
     if not isinstance(obj, torch.nn.Module):
         return {"not_module": type(obj).__name__}
-    if build.get("dtype") == "float64":
+    if build.dtype == "float64":
         obj.double()
-    state = build.get("state")
+    state = build.state
     if state is not None:
         layout = {name: list(p.shape) for name, p in obj.named_parameters()}
         if layout != {name: list(np.shape(v)) for name, v in state.items()}:
@@ -175,7 +182,7 @@ def build_module(cls, data: dict):
 def _module(cls, data: dict, namespace: dict):
     import torch
 
-    build = data["build"] or {}
+    build = build_of(data)
     obj = build_module(cls, data)
     if isinstance(obj, dict):
         return obj
@@ -183,7 +190,7 @@ def _module(cls, data: dict, namespace: dict):
     kwargs = materialise(data["kwargs"], namespace)
     # A stand-in's results are recorded values, outside autograd's graph: gradients are
     # not asked for when a helper is stood in for (grader.learner.comparisons.ModuleOutcome).
-    grads = None if build.get("stand_ins") else build.get("grads")
+    grads = None if build.stand_ins else build.grads
     if not grads:
         with torch.no_grad():
             return {"output": obj(*args, **kwargs)}

@@ -210,7 +210,7 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         found = [r for r in found if held.get(r.key or r.kind, 0) >= min(CONFIRMING, len(later))]
     if not found:
         meta, got, tol = exp.cases[failing].meta, outcomes[failing].value, exp.cases[failing].tol
-        scaled = rescaled_match(meta["scaled"], got, tol) if meta.get("scaled") else None
+        scaled = rescaled_match(meta.scaled, got, tol) if meta.scaled else None
         return (scaled or _substituted(exp, outcomes, failing) or
                 _probed(exp, subject, outcomes, failing) or
                 across_cases(exp.cases, exp.expected, outcomes)), ""
@@ -221,7 +221,7 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
     if own is not None and own.kind == Found.MISSES_OWN:
         return own, ""
     case = exp.cases[failing]
-    rerun = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
+    rerun = subject.run([case.with_build(first_bad_number=True)])
     err = rerun[0].error if rerun else None
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
@@ -237,11 +237,11 @@ def _failing(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
 
 
 def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Relation | None:
-    """The substitution (``Case.meta["swaps"]``) the answer's result matches, on the
+    """The substitution (``Case.meta.swaps``) the answer's result matches, on the
     failing case or a later probed case (a transposition needs a square input, which the
     smallest case may not have)."""
     for i in range(failing, len(exp.cases)):
-        swaps, outcome = exp.cases[i].meta.get("swaps"), outcomes[i]
+        swaps, outcome = exp.cases[i].meta.swaps, outcomes[i]
         if swaps and outcome.error is None:
             found = substituted(swaps, outcome.value, exp.cases[i].tol)
             if found is not None:
@@ -251,7 +251,7 @@ def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Re
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
             failing: int) -> Relation | None:
-    """The dependence relation on the failing probed cases (``Case.meta["depends"]``): the
+    """The dependence relation on the failing probed cases (``Case.meta.depends``): the
     answer is run again with one row of an argument changed at a time, and what changes is
     compared with what the reference changes. What the first such case shows must hold, in
     the same form, on the next one too, if there is one: a softmax saturated by one case's
@@ -261,10 +261,10 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     read need no second case."""
     cmp = exp.info.compare
     probed = [i for i in range(failing, len(exp.cases))
-              if exp.cases[i].meta.get("depends") and outcomes[i].error is None and
+              if exp.cases[i].meta.depends and outcomes[i].error is None and
               (i == failing or exp.expected[i].error is not None or
                cmp.differ(exp.expected[i].value, outcomes[i].value, exp.cases[i]) is not None)]
-    rows = {i: len({row for _, row, _ in exp.cases[i].meta["depends"]}) for i in probed}
+    rows = {i: len({row for _, row, _ in exp.cases[i].meta.depends}) for i in probed}
     probed = [i for i in probed if rows[i] > 1] + [i for i in probed if rows[i] <= 1]
     if not probed:
         return None
@@ -280,7 +280,7 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
 def _probe(exp: Expectations, subject: Subject, outcomes: list[Outcome],
            i: int) -> Relation | None:
     case, outcome = exp.cases[i], outcomes[i]
-    depends = case.meta.get("depends")
+    depends = case.meta.depends
     if not depends or outcome.error is not None:
         return None
     names = tuple(dict.fromkeys(name for name, _, _ in depends))
@@ -539,7 +539,7 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
                 for build in table.get("builds", ()):  # a module: built as on any case
                     if build not in known["builds"]:
                         known["builds"].append(build)
-    return [c.with_build({**(c.build or {}), "stand_ins": empty}) for c in cases]
+    return [c.with_build(stand_ins=empty) for c in cases]
 
 
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:

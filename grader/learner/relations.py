@@ -881,7 +881,7 @@ def rescaled(case, through: str) -> list[tuple[str, str, object]]:
 
 
 def rescaled_match(scaled: list, got, tol: Tolerance) -> Relation | None:
-    """The factor on the scores (``Case.meta["scaled"]``) that gives the answer's result."""
+    """The factor on the scores (``Case.meta.scaled``) that gives the answer's result."""
     for value, why, result in scaled:
         if difference(result, got, tol) is None:
             ask = why[0].upper() + why[1:] + ("" if why.endswith("?") else ".")
@@ -892,7 +892,7 @@ def rescaled_match(scaled: list, got, tol: Tolerance) -> Relation | None:
 
 
 def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
-    """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
+    """The substitution (``Case.meta.swaps``) whose result the answer gives, if any."""
     for kind, used, instead, value in swaps:
         if difference(value, got, tol) is not None:
             continue

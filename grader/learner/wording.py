@@ -236,9 +236,9 @@ def _random_input(arg) -> str:
 
 def describe_input(case: Case) -> str:
     parts, earlier = [], []
-    module = bool(case.build and case.build.get("describe"))
-    if case.build and case.build.get("describe"):
-        parts.append(f"  {case.build.get('label', 'module')} = {case.build['describe']}")
+    module = bool(case.build.describe)
+    if module:
+        parts.append(f"  {case.build.label or 'module'} = {case.build.describe}")
     for i, arg in enumerate(case.args):
         name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
         kind = ""

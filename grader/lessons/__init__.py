@@ -29,7 +29,7 @@ from ..learner import agent
 from ..learner.comparisons import Comparison
 from ..learner.drivers import Call, Driver
 from ..learner.plugins import LESSONS, Lesson
-from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord, Work
+from ..learner.cases import BadInput, Build, Case, ExerciseInfo, Expectations, Meta, MistakeRecord, Work
 from ..learner.shortcuts import LOOP, Rules
 from ..learner.relations import Substitution
 from ..learner.standin import ModuleCall
@@ -40,8 +40,9 @@ TWIN_SEED_OFFSET = 104_729
 TWINS = 4  # fresh cases a visible check must also pass at grading
 PROBED_CASES = 4  # the smallest cases whose reference dependence is recorded (``probes``)
 
-__all__ = ["BadInput", "Case", "Check", "Exercise", "LESSONS", "LOOP", "Misconception", "ModulesBuilt",
-           "Rules", "Stated", "Work", "expectations", "get", "knob", "lessons", "load_all"]
+__all__ = ["BadInput", "Build", "Case", "Check", "Exercise", "LESSONS", "LOOP", "Meta", "Misconception",
+           "ModulesBuilt", "Rules", "Stated", "Work", "expectations", "get", "knob", "lessons",
+           "load_all"]
 
 
 @dataclass
@@ -133,9 +134,10 @@ class Exercise:
         self.info.uses, self.info.outputs = tuple(self.info.uses), tuple(self.info.outputs)
         self.info.arg_names = tuple(self.info.arg_names)
 
-    def __getattr__(self, name: str):
-        if name in INFO_FIELDS:  # (only for a name that is not the exercise's own)
-            return getattr(self.__dict__["info"], name)
+    def __getattr__(self, name: str):  # (only for a name that is not the exercise's own)
+        info = self.__dict__.get("info")
+        if info is not None and name in INFO_FIELDS:
+            return getattr(info, name)
         raise AttributeError(f"an Exercise has no {name!r}")
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
@@ -274,7 +276,7 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
     if ex.probes or ex.scales:
         _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
         if not any(kind != Substitution.SWAP for c in cases[:PROBED_CASES]
-                   for kind, *_ in c.meta.get("swaps", ())):
+                   for kind, *_ in c.meta.swaps or ()):
             _record_square(ex, cases[PROBED_CASES:])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases))
@@ -284,9 +286,9 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
 
 def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
     """Put in each case's meta which output positions of the reference change when one
-    row of a probed argument changes (``meta["depends"] = [[argument, row, positions]]``),
+    row of a probed argument changes (``meta.depends = [[argument, row, positions]]``),
     and what the reference gives with one probed argument in the place of another of the
-    same shape, or a square one transposed (``meta["swaps"] = [[kind, used, instead of,
+    same shape, or a square one transposed (``meta.swaps = [[kind, used, instead of,
     result]]``, as :func:`grader.learner.relations.substitutions` lists them)."""
     from ..learner.relations import changed_positions, probe_cases, rescaled, substitutions
 
@@ -303,13 +305,13 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
                 break
             depends.append([name, row, moved])
         else:
-            case.meta = {**case.meta, "depends": depends}
+            case.meta = case.meta.with_(depends=depends)
         if ex.scales:
             scaled = rescaled(case, ex.scales)
             results = agent.run(ex.reference, ex.driver, [c for _, _, c in scaled])
             found = [[v, why, r.value] for (v, why, _), r in zip(scaled, results) if r.error is None]
             if found:
-                case.meta = {**case.meta, "scaled": found}
+                case.meta = case.meta.with_(scaled=found)
         _record_swaps(ex, case, substitutions(case, ex.probes))
 
 
@@ -318,7 +320,7 @@ def _record_swaps(ex: Exercise, case: Case, swaps: list) -> None:
     found = [[str(kind), a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
              if r.error is None]
     if found:
-        case.meta = {**case.meta, "swaps": found}
+        case.meta = case.meta.with_(swaps=found)
 
 
 def _record_square(ex: Exercise, cases: list[Case]) -> None:

@@ -9,7 +9,7 @@ import functools
 import numpy as np
 
 from ...learner.shortcuts import Rules
-from .. import LESSONS, LOOP, BadInput, Case, Exercise, Misconception, Stated, knob
+from .. import LESSONS, LOOP, BadInput, Case, Exercise, Meta, Misconception, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import attention_quantities, normal, small_ints, with_variants
 from . import reference as ref
@@ -381,15 +381,15 @@ NEAR_D_K = ("Your value is near d_k = {d_k}, so it measures the right kind of sp
             "with the same row of k")
 
 
-def variance_meta(d_k: int, n_samples: int, seed: int) -> dict:
+def variance_meta(d_k: int, n_samples: int, seed: int) -> Meta:
     """``case.meta``: the other estimates a right answer may return (ddof=1; the mean square, as
     the true mean is 0), and the band, four standard errors around d_k, of other draws."""
     q, k = ref.score_samples(d_k, n_samples, seed)
     dots = np.sum(q * k, axis=-1)
     standard_error = np.sqrt((2 * d_k ** 2 + 6 * d_k) / n_samples)
-    return {"accept": [float(np.var(dots, ddof=1)), float(np.mean(dots ** 2))],
-            "near": {"value": float(d_k), "within": float(4 * standard_error),
-                     "message": NEAR_D_K.format(d_k=d_k)}}
+    return Meta(accept=[float(np.var(dots, ddof=1)), float(np.mean(dots ** 2))],
+                near={"value": float(d_k), "within": float(4 * standard_error),
+                      "message": NEAR_D_K.format(d_k=d_k)})
 
 
 def variance_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:

@@ -20,7 +20,7 @@ import numpy as np
 
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
-from .. import LESSONS, BadInput, Case, Exercise, Misconception, Stated, knob
+from .. import LESSONS, BadInput, Case, Exercise, Meta, Misconception, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, VALUES
 from ..drawing import attention_quantities
 from . import reference as ref
@@ -470,7 +470,7 @@ def _worksheet_step(step: str) -> Exercise:
     """One step's typed exercise. A mistake's sample is the WORKSHEET of a learner who
     makes it: the key with ``step`` replaced by its first variant (to two decimals where
     it gives decimals, the way a learner would type them)."""
-    meta = {"step": step, "label": "WORKSHEET", "guide": GUIDE[step]}
+    meta = Meta(step=step, label="WORKSHEET", guide=GUIDE[step])
     return Exercise(
         name=f"worksheet_{step}",
         reference=dict(KEY),

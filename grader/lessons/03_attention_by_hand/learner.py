@@ -397,8 +397,8 @@ def judge_value(exp, subject):
                        f"{outcome.error.message}")
     mistakes = [(m.message, m.outcomes[0].value["variants"], m.outcomes[0].value["close"])
                 for m in exp.mistakes]
-    review = review_step(case.meta["step"], outcome.value, SealedKey(exp.expected[0].value),
-                         case.meta["guide"], mistakes, case.meta.get("label", "WORKSHEET"))
+    review = review_step(case.meta.step, outcome.value, SealedKey(exp.expected[0].value),
+                         case.meta.guide, mistakes, case.meta.label or "WORKSHEET")
     match review.status:
         case Review.RIGHT:
             return Verdict(True, f"✓ {name}: {review.message}")

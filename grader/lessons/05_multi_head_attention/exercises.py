@@ -19,7 +19,7 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
-from .. import LESSONS, LOOP, BadInput, Case, Exercise, Misconception, Stated, knob
+from .. import LESSONS, LOOP, BadInput, Build, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, SOURCE_SCAN, VALUES
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
@@ -69,13 +69,13 @@ def module_text(d_model: int, n_heads: int, seed: int | None = None, show=()) ->
     return text
 
 
-def module_build(d_model: int, n_heads: int, seed: int | None = None) -> dict:
+def module_build(d_model: int, n_heads: int, seed: int | None = None) -> Build:
     """``case.build`` for ``cls(d_model, n_heads)`` with the check's weights (none: bad input)."""
-    build = {"args": [d_model, n_heads], "seed": seed or 0, "label": "module",
-             "describe": module_text(d_model, n_heads, seed)}
+    build = Build(args=[d_model, n_heads], seed=seed or 0, label="module",
+                  describe=module_text(d_model, n_heads, seed))
     if seed is not None:
-        build["state"] = module_state(d_model, seed)
-        build["grads"] = {"item": 0, "params": [f"{name}.weight" for name in LAYERS]}
+        build.state = module_state(d_model, seed)
+        build.grads = {"item": 0, "params": [f"{name}.weight" for name in LAYERS]}
     return build
 
 

@@ -22,7 +22,7 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
-from .. import LESSONS, BadInput, Case, Exercise, Misconception, ModulesBuilt, Stated, knob
+from .. import LESSONS, BadInput, Build, Case, Exercise, Misconception, ModulesBuilt, Stated, knob
 from ..stated import VALUES
 from . import reference as ref
 from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
@@ -70,9 +70,9 @@ def _module_case(cls, sizes: tuple, residual: bool, x, seed: int, note: str = ""
     if state is not None:
         describe += (" in float64, with random weights loaded into every layer (LayerNorm "
                      "gains and biases included)")
-    return Case((x,), note=note, build={
-        "args": list(sizes), "kwargs": {"residual": residual}, "dtype": "float64", "state": state,
-        "label": "block" if cls is ref.Block else "model", "describe": describe})
+    return Case((x,), note=note, build=Build(
+        args=list(sizes), kwargs={"residual": residual}, dtype="float64", state=state,
+        label="block" if cls is ref.Block else "model", describe=describe))
 
 
 def _bad(cls, sizes: tuple, x, why: str) -> BadInput:
@@ -372,7 +372,7 @@ def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     witness = ablation_row(CHECK_DEPTHS[pick // 2], pick % 2 == 0, CHECK_STEPS, seed)
     return [Case((list(CHECK_DEPTHS), CHECK_STEPS, seed),
                  note=f"the check's small budget, seed {seed}", tol=FLOAT32,
-                 build={"witness": witness})]
+                 build=Build(witness=witness))]
 
 
 LESSON.register(Exercise(

@@ -166,7 +166,7 @@ class Ablation(Comparison):
     KEYS = ("depth", "residual", "losses", "final_loss", "similarity_init", "similarity_trained")
 
     def differ(self, expected, actual, case, against_reference=True):
-        witness = (case.build or {}).get("witness")
+        witness = case.build.witness
         if witness is not None:
             if not (isinstance(actual, dict) and "returned" in actual and "witness" in actual):
                 return Difference("the check could not read your rows and their rerun")

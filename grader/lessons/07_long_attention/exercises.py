@@ -14,7 +14,7 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.drivers import Object
 from ...learner.fixtures import learner_object, normal_fixture
 from ...learner.shortcuts import Rules
-from .. import LESSONS, BadInput, Case, Exercise, Misconception, Stated, Work, knob
+from .. import LESSONS, BadInput, Build, Case, Exercise, Misconception, Stated, Work, knob
 from ..stated import BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, VALUES, WORK
 from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
@@ -131,10 +131,10 @@ def stats_cases(rng, hidden):
         Case(([b.tolist() for b in last],), note="blocks as Python lists"),
         Case(([np.round(b).astype(np.int64) for b in last],), note="blocks of integer scores"),
         Case((stream,), note=f"{STREAM_BLOCKS} blocks of {STREAM_BLOCK:,} scores, with a memory "
-             "budget", build={"memory_budget": memory_budget(STREAM_BLOCK, 2), "late": []})]
+             "budget", build=Build(memory_budget=memory_budget(STREAM_BLOCK, 2), late=[]))]
     many = normal_blocks_fixture(int(rng.integers(0, 10_000)), MANY_BLOCKS, 16, scale=3.0)
     return cases + [Case((many,), note=f"{MANY_BLOCKS:,} blocks of 16 scores, with a memory budget",
-                         build={"memory_budget": memory_budget(16, 2), "late": []})]
+                         build=Build(memory_budget=memory_budget(16, 2), late=[]))]
 
 
 stats = functools.partial(knob, ref._online_stats)
@@ -223,7 +223,7 @@ def one_pass_cases(rng, hidden):
     cases.append(Case(
         (normal(rng, (d,)), normal_fixture(seed, (n, d)), normal_fixture(seed + 1, (n, d)), block),
         note=f"{n:,} keys in blocks of {block}, with a memory budget",
-        build={"memory_budget": memory_budget(block, 2 * d + 2)}))
+        build=Build(memory_budget=memory_budget(block, 2 * d + 2))))
     return cases
 
 
@@ -323,7 +323,7 @@ def tiled_cases(rng, hidden):
         (normal_fixture(seed, (t, d)), normal_fixture(seed + 1, (t, d)),
          normal_fixture(seed + 2, (t, 1)), b, b), {"causal": True},
         note=f"causal, {t:,} tokens in {b}×{b} tiles, with a memory budget",
-        build={"memory_budget": memory_budget(b * b, t + b * 3)})]
+        build=Build(memory_budget=memory_budget(b * b, t + b * 3)))]
 
 
 # The causal tiles above the diagonal add exp(-inf) = 0 to every row, so whether they were
@@ -424,7 +424,7 @@ def _show(a, indent: int = 10) -> str:
     return one if len(one) <= 60 else text.replace("\n", "\n" + " " * indent)
 
 
-def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
+def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> Build:
     """A KVCache case's ``build``: a new cache, then ``append(k, v)`` per pair, each shown as
     the code that makes it (the message writes "cache = " before the first line)."""
     lines = ["KVCache()"]
@@ -435,8 +435,8 @@ def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
         small = "\n" not in k + v and len(k) + len(v) <= 70
         lines += [f"    k = {k}, v = {v}"] if small else [f"    k = {k}", f"    v = {v}"]
     lines.append("after each call the check reads cache.keys, cache.values and len(cache)")
-    return {"args": [], "kwargs": {}, "calls": [["append", [k, v]] for k, v in appends],
-            "describe": "\n  ".join(lines), "label": "cache"}
+    return Build(args=[], kwargs={}, calls=[["append", [k, v]] for k, v in appends],
+                 describe="\n  ".join(lines), label="cache")
 
 
 def kv_cases(rng, hidden):
