@@ -4,10 +4,11 @@ An exercise's description holds its comparison (``Exercise.compare``); it travel
 (``{"kind": "module", "items": [...]}``, :func:`grader.learner.plugins.to_data`) in a
 recording, and is read back strictly (:meth:`Comparison.from_data`). The engine has the
 default and :class:`Module`; a lesson adds a kind of its own in its ``learner.py``
-(:func:`grader.learner.plugins.register_comparison`). Every kind works on data only (arrays, tensors, numbers, lists, dicts), so it judges a value sent back by a
-learner's kernel exactly as one computed in the notebook. ``differ`` returns ``None`` when
-the two agree, else a :class:`Difference`: what differs, and optionally which part of the
-value the message should show (a failing step, a module's layout).
+(``LESSON.comparison``, :mod:`grader.learner.plugins`). Every kind works on data only
+(arrays, tensors, numbers, lists, dicts), so it judges a value sent back by a learner's
+kernel exactly as one computed in the notebook. ``differ`` returns ``None`` when the two
+agree, else a :class:`Difference`: what differs, and optionally which part of the value
+the message should show (a failing step, a module's layout).
 
 ``against_reference`` is True when ``expected`` is the reference's outcome, False when it
 is a catalogued mistake's (the check then asks whether the learner's answer behaves like
