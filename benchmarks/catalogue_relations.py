@@ -36,7 +36,7 @@ def main() -> None:
             continue
         lessons._import(lesson)
         for name, ex in lessons.EXERCISES.items():
-            if lessons.LESSON_OF.get(name) != lesson or not ex.misconceptions:
+            if lessons.LESSONS.owner[name].folder != lesson or not ex.misconceptions:
                 continue
             exp = dataclasses.replace(lessons.expectations(name, False), mistakes=[])
             print(f"== {lesson} {name}")

@@ -245,7 +245,7 @@ def outside(work, rounds: int) -> None:
         try:
             run, _ = kernel.request(source, 0, time.monotonic() + 120, "none")
             assert run.status == "ok", run
-            info = get("tiled_attention").info()
+            info = get("tiled_attention").info
             for f in HONEST + ANYWAY:
                 subject = RemoteSubject(Session(kernel, 0, time.monotonic() + 600),
                                         f"t_{f.__name__}", info, SourceScope({}, {}), [])

@@ -15,10 +15,13 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from grader.learner.env import _openblas_thread_setters, grading, one_blas_thread, peak_bytes  # noqa: F401
-from grader.learner.one_pass import Once, Stream
+from grader.learner.plugins import lesson_part
 from grader.learner.validation import as_array, as_matrix, shape_str
 
 from .figures import HIGHLIGHT, RESULT, WEIGHT
+
+_one_pass = lesson_part("07_long_attention")  # the lesson's learner.py: streams read once
+Once, Stream = _one_pass.Once, _one_pass.Stream
 
 SKIPPED = "#d9d9d9"
 
@@ -65,7 +68,7 @@ def stream_of(blocks):
 def _as_given(x, arr: np.ndarray) -> np.ndarray:
     """``arr``, which ``as_array`` made of ``x``; or ``x`` itself when ``arr`` is only
     NumPy's plain view of it: an array the check hands over to be read once (whose reads
-    are noted, ``grader.learner.one_pass``) stays what it is."""
+    are noted, lesson 07's ``learner.py``) stays what it is."""
     if isinstance(x, np.ndarray) and x is not arr and arr.dtype == x.dtype and \
             arr.shape == x.shape and np.may_share_memory(arr, x):
         return x

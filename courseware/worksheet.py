@@ -582,7 +582,7 @@ def review_answers(answers: dict, ws: Worksheet, attention, label: str = "PRACTI
         if review.right:
             right += 1
             print(f"✓ {review.step}: {review.message}")
-        elif review.status == "missing":
+        elif review.status == _typed.Review.MISSING:
             print(f"· {review.step}: not filled in yet")
         else:
             print(f"✗ {review.step}: {review.message}")

@@ -513,10 +513,10 @@ def test_the_accepted_estimates_and_the_remark_band_are_data_of_the_cases():
         d_k, n_samples, seed = case.args
         q, k = variance_setup(d_k, n_samples, seed)  # the given lines of the notebook
         s = np.sum(q * k, axis=-1)
-        assert case.meta["accept"] == pytest.approx([np.var(s, ddof=1), np.mean(s ** 2)], rel=1e-12)
-        assert case.meta["near"]["value"] == d_k
-        assert 0 < case.meta["near"]["within"] < d_k
-        assert f"near d_k = {d_k}" in case.meta["near"]["message"]
+        assert case.meta.accept == pytest.approx([np.var(s, ddof=1), np.mean(s ** 2)], rel=1e-12)
+        assert case.meta.near["value"] == d_k
+        assert 0 < case.meta.near["within"] < d_k
+        assert f"near d_k = {d_k}" in case.meta.near["message"]
 
 
 def returns_nothing(Q, K, V):

@@ -309,7 +309,7 @@ def test_sizes_the_reference_rejects_must_raise_a_value_error():
     # The reference cannot be built there, so the case carries no weights: the learner's
     # class must raise a ValueError itself, while building or on the input.
     bad = lessons.get("Block").bad_inputs[0]
-    assert bad.case.build["state"] is None
+    assert bad.case.build.state is None
     message = failure("Block", BlockAcceptingAnySizes)
     assert "because d_model=6 cannot be split into n_heads=4 equal heads" in message
     assert "Instead it raised AssertionError" in message

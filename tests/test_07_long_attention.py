@@ -282,8 +282,8 @@ def test_the_memory_cases_are_sorted_last():
     for name, count in (("online_softmax_stats", 2), ("attention_one_pass", 1), ("tiled_attention", 1)):
         for hidden in (False, True):
             cases = expectations(name, hidden).cases
-            assert all("memory_budget" in (c.build or {}) for c in cases[-count:]), name
-            assert all(not (c.build or {}).get("memory_budget") for c in cases[:-count]), name
+            assert all(c.build.memory_budget for c in cases[-count:]), name
+            assert all(not c.build.memory_budget for c in cases[:-count]), name
 
 
 def test_peak_bytes_counts_what_a_call_makes_and_not_what_existed():
@@ -1252,7 +1252,7 @@ def test_the_block_as_a_count_is_caught_by_the_rows_read_and_not_by_the_values()
     from grader.learner.drivers import Call
 
     exp = expectations("attention_one_pass", True)
-    free = [c for c in exp.cases if not (c.build or {}).get("memory_budget")]
+    free = [c for c in exp.cases if not c.build.memory_budget]
     outcomes = agent.run(one_pass_block_as_the_number_of_blocks, Call(), free)
     for case, outcome, expected in zip(free, outcomes, exp.expected):
         assert outcome.error is None and not difference(expected.value, outcome.value, case.tol)

@@ -113,7 +113,7 @@ def test_misconception_names_are_unique_per_exercise():
 
 @pytest.mark.parametrize("ex, i", BAD_INPUTS)
 def test_reference_rejects_bad_input_with_a_message(ex, i):
-    bad = ex.info().bad_inputs[i]
+    bad = ex.info.bad_inputs[i]
     outcome = agent.run(ex.reference, ex.driver, [bad.case])[0]
     assert outcome.error is not None and outcome.error.type == "ValueError", \
         f"{ex.name} accepted bad input: {bad.why}"

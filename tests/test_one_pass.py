@@ -1,4 +1,4 @@
-"""One pass, checked (``grader.learner.one_pass``): lesson 07's ``online_softmax_stats``
+"""One pass, checked (lesson 07's ``learner.py``: the ``OnePass`` driver): lesson 07's ``online_softmax_stats``
 gets its blocks as a one-shot stream, ``attention_one_pass`` gets K and V as arrays that
 note which rows are read.
 
@@ -32,12 +32,16 @@ from grader.course import CheckCall
 from grader.grading.notebook.bridge import Session
 from grader.grading.notebook.trusted import Checker
 from grader.grading.notebook.kernel import CellRun
-from grader.learner import agent, one_pass
+from grader.learner import agent
+from grader.learner.plugins import lesson_part
 from grader.learner.cases import Case, ErrorInfo, Outcome
 from grader.learner.engine import judge
-from grader.learner.one_pass import (BlockKept, NotAList, ReadTwice, Stream, TooManyRows, counted,
-                                     watched)
 from grader.learner.shortcuts import SourceReader
+
+one_pass = lesson_part("07_long_attention")  # the lesson's learner.py
+BlockKept, NotAList, ReadTwice, Stream, TooManyRows, counted, watched = (
+    one_pass.BlockKept, one_pass.NotAList, one_pass.ReadTwice, one_pass.Stream,
+    one_pass.TooManyRows, one_pass.counted, one_pass.watched)
 
 ANSWERS = '''
 import functools
@@ -493,7 +497,7 @@ def test_the_message_is_chosen_by_the_errors_type_never_by_its_text():
 
 
 def test_only_an_exercise_that_hands_its_input_over_once_says_read_twice():
-    """An exercise without ``one_pass`` in its driver says what any error gets."""
+    """An exercise whose driver is not ``OnePass`` says what any error gets."""
     message = _engine_verdict("tiled_attention", ErrorInfo("ReadTwice", "a learner's own"))
     assert message.startswith("tiled_attention raised ReadTwice: a learner's own"), message
 
@@ -632,9 +636,7 @@ def test_blocks_as_lists_are_lists_and_watched():
 
 
 def test_a_lazy_stream_is_read_block_by_block():
-    from grader.learner.fixtures import _normal_blocks
-
-    made = _normal_blocks(3, [4, 5])
+    made = one_pass._normal_blocks(3, [4, 5])
     with watched([made], {"stream": 0}) as args:
         assert [b.shape for b in args[0]] == [(5,)] * 4
 

@@ -11,6 +11,7 @@ from grader.learner import plugins
 from grader.learner.cases import ExerciseInfo
 from grader.learner.comparisons import Comparison, ModuleOutcome
 from grader.learner.drivers import Call, Driver, Module, Object
+from grader.learner.plugins import lesson_part
 
 
 def test_every_kind_an_exercise_uses_is_registered_and_round_trips_as_data():
@@ -26,11 +27,12 @@ def test_every_kind_an_exercise_uses_is_registered_and_round_trips_as_data():
 
 
 def test_an_exercise_info_round_trips_with_typed_kinds():
-    info = ExerciseInfo("f", ("x",), Call(threads=1, observe={"arg": 0, "name": "c", "attrs": ["k"]}),
+    observed = lesson_part("07_long_attention").Observed
+    info = ExerciseInfo("f", ("x",), observed(threads=1, arg=0, name="c", attrs=["k"]),
                         ModuleOutcome(items=[[1, "the weights: "]]))
     back = ExerciseInfo.from_data(info.to_data())
     assert back.driver == info.driver and back.compare == info.compare
-    assert isinstance(back.driver, Call) and isinstance(back.compare, ModuleOutcome)
+    assert isinstance(back.driver, observed) and isinstance(back.compare, ModuleOutcome)
     assert ExerciseInfo("g").to_data()["driver"] == {"kind": "call"}
 
 
@@ -78,12 +80,45 @@ def test_a_fixture_that_needs_the_answers_namespace_is_given_it():
         build(Fixture("boxes", {}, ""))
 
 
-def test_each_lesson_part_is_found_by_its_folder_and_only_there(tmp_path):
-    parts = plugins.lesson_parts()
-    folders = sorted(p.parent.name for p in ROOT.glob("grader/lessons/*/learner.py"))
-    assert parts == [f"grader.lessons.{f}.learner" for f in folders] and len(parts) >= 5
+def test_each_lesson_is_found_by_its_folder_and_only_there(tmp_path):
+    folders = sorted(p.name for p in ROOT.glob("grader/lessons/[0-9][0-9]_*") if p.is_dir())
+    assert [lesson.folder for lesson in plugins.LESSONS.lessons()] == folders and len(folders) >= 8
+    with_part = sorted(p.parent.name for p in ROOT.glob("grader/lessons/*/learner.py"))
+    assert [l.folder for l in plugins.LESSONS.lessons() if l.has("learner")] == with_part
     with pytest.raises(ValueError, match="not a lesson folder"):
         plugins.lesson_part("../grading")
+    with pytest.raises(ValueError, match="no lesson folder '99_none'"):
+        plugins.LESSONS.lesson("99_none")
+    with pytest.raises(ValueError, match="not a module of a lesson folder"):
+        plugins.LESSONS.of("grader.learner.engine")
+    (tmp_path / "01_one").mkdir()
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "02_two.py").write_text("")
+    assert [l.folder for l in plugins.LessonManager(tmp_path, "x").lessons()] == ["01_one"]
+
+
+def test_each_kind_and_exercise_is_held_by_the_lesson_that_registers_it():
+    lessons.load_all()
+    plugins.LESSONS.load_kinds()
+    owners = {}
+    for lesson in plugins.LESSONS.lessons():
+        for family, found in lesson.kinds.items():
+            for name, obj in found.items():
+                assert obj.__module__ == f"grader.lessons.{lesson.folder}.learner", (name, lesson)
+                owners[family, name] = lesson.folder
+        for name in lesson.exercises:
+            assert lessons.lesson_of(name) == lesson.folder
+    assert owners["driver", "value"] == "03_attention_by_hand"
+    assert owners["fixture", "attend"] == "04_masking"
+    assert sum(len(l.exercises) for l in plugins.LESSONS.lessons()) == len(lessons.load_all())
+
+
+def test_a_second_exercise_of_one_name_is_refused():
+    ex = lessons.get("softmax")
+    lesson = plugins.LESSONS.lesson(lessons.lesson_of("softmax"))
+    with pytest.raises(ValueError, match="two exercises are registered as 'softmax'"):
+        lesson.register(dataclasses.replace(ex))
+    assert lessons.get("softmax") is ex
 
 
 def test_the_builtin_kinds_are_the_engines_and_the_rest_are_the_lessons():
@@ -96,3 +131,35 @@ def test_the_builtin_kinds_are_the_engines_and_the_rest_are_the_lessons():
                 (module.startswith("grader.lessons.") and module.endswith(".learner")), (name, module)
     assert plugins.find("driver", "object") is Object and plugins.find("driver", "module") is Module
     assert plugins.find("comparison", "default") is Comparison
+
+
+def test_an_exercise_holds_its_info_and_refuses_a_misspelt_field():
+    ex = lessons.get("softmax")
+    assert ex.driver is ex.info.driver and ex.hint == ex.info.hint and ex.name == "softmax"
+    assert not hasattr(ex, "hnt")
+    with pytest.raises(TypeError, match="no field 'hnt'"):
+        lessons.Exercise(name="f", reference=len, cases=lambda rng, hidden: [], hnt="a hint")
+    made = lessons.Exercise(name="f", reference=len, cases=lambda rng, hidden: [], hint="h",
+                            arg_names=("x",), bad_inputs=[lessons.BadInput(lessons.Case((1,)), "why")])
+    assert made.info.hint == "h" and made.info.bad_inputs[0].case.names == ("x",)
+
+
+def test_a_cases_build_and_meta_are_typed_and_read_back_strictly():
+    from grader.learner import codec
+    from grader.learner.cases import Build, Case, Meta
+
+    case = Case((1,), build=Build(memory_budget=4096, late=[]), meta=Meta(accept=[1.0]))
+    data = codec.decode(codec.encode(case.to_data()))
+    assert data["build"] == {"memory_budget": 4096, "late": []} and data["meta"] == {"accept": [1.0]}
+    back = Case.from_data(data)
+    assert back.build == case.build and back.meta == case.meta
+    assert Case.from_data({**data, "build": None}).build == Build() and not Build()
+    # The grading bridge reads a build by key: a field left unset is no key.
+    assert "memory_budget" in back.build and back.build.get("late", (0,)) == []
+    assert "witness" not in back.build and Build().get("late", (0,)) == (0,)
+    with pytest.raises(ValueError, match="has no field 'memory_budgt'"):
+        Build.from_data({"memory_budgt": 1})
+    with pytest.raises(ValueError, match="has no field 'acept'"):
+        Meta.from_data({"acept": []})
+    with pytest.raises(TypeError, match="a Build and its meta a Meta, got dict"):
+        Case((1,), build={"memory_budget": 1})

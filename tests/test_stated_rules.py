@@ -18,10 +18,11 @@ import pytest
 
 from conftest import LESSONS, ROOT
 from grader.course import released_notebook
-from grader.lessons import LESSON_OF, get, load_all
+from grader.lessons import get, lesson_of, load_all
 from grader.lessons.stated import ADVICE, BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, WORK, Check, Stated
+from grader.learner.plugins import lesson_part
 
-EXERCISES = sorted(load_all(), key=lambda name: (LESSON_OF[name], name))
+EXERCISES = sorted(load_all(), key=lambda name: (lesson_of(name), name))
 
 
 def _spaced(text: str) -> str:
@@ -50,14 +51,14 @@ def test_every_exercise_lists_the_rules_its_notebook_states(name):
 
 @pytest.mark.parametrize("name", EXERCISES)
 def test_every_rules_words_are_in_the_released_notebook(name):
-    text = released_text(LESSON_OF[name])
+    text = released_text(lesson_of(name))
     for rule in get(name).stated or ():
         assert rule.words.strip() and _spaced(rule.words) in text, \
             f"{name}: {rule.words!r} is not what its released notebook says"
 
 
 def _memory_cases(ex) -> bool:
-    return any("memory_budget" in (c.build or {}) for hidden in (False, True)
+    return any(c.build.memory_budget for hidden in (False, True)
                for c in ex.draw(hidden))
 
 
@@ -70,7 +71,7 @@ def test_what_a_rule_says_checks_it_is_there(name):
         f"{name}: its check {'forbids or requires' if constrains else 'reads'} nothing in the " \
         f"source, but its notebook {'does not say so' if constrains else 'says it does'}"
     assert (WORK in kinds) == (ex.work is not None), name
-    assert (ONE_PASS in kinds) == bool(getattr(ex.driver, "one_pass", None)), name
+    assert (ONE_PASS in kinds) == isinstance(ex.driver, lesson_part("07_long_attention").OnePass), name
     assert (MEMORY in kinds) == _memory_cases(ex), name
     if BAD_INPUTS in kinds:
         assert ex.bad_inputs, f"{name}: a rule on inputs to reject, and none to try"
@@ -79,7 +80,7 @@ def test_what_a_rule_says_checks_it_is_there(name):
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_every_checked_rule_has_an_answer_that_breaks_it_in_the_lessons_tests(lesson):
     breaks = breaks_of(lesson)
-    rules = {(name, rule.words): rule for name in EXERCISES if LESSON_OF[name] == lesson
+    rules = {(name, rule.words): rule for name in EXERCISES if lesson_of(name) == lesson
              for rule in get(name).stated or ()}
     missing = [key for key, rule in rules.items() if rule.check is not ADVICE and key not in breaks]
     assert not missing, f"tests/test_{lesson}.py: no answer in BREAKS breaks {missing}"

@@ -29,10 +29,9 @@ import numpy as np
 
 from . import codec
 from .cases import Case, ErrorInfo, Outcome
-from .drivers import Call, Driver, as_data, invoke
+from .drivers import Call, Driver, as_data, build_of, invoke
 from .env import one_thread, quiet
 from .fixtures import materialise
-from .one_pass import hand_over
 from .shortcuts import Rules, code_objects, functions_of, scan
 from .standin import HelperInputMismatch, installed
 
@@ -109,7 +108,7 @@ def _same_input(before, after) -> bool:
             return False
         if before.dtype == object or after.dtype == object:
             return all(_same_input(b, a) for b, a in zip(before.flat, after.flat))
-        return bool(np.array_equal(before, after, equal_nan=before.dtype.kind == "f"))
+        return bool(np.array_equal(before, after, equal_nan=np.issubdtype(before.dtype, np.floating)))
     if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)):
         return len(before) == len(after) and all(_same_input(b, a) for b, a in zip(before, after))
     if isinstance(before, dict) and isinstance(after, dict):
@@ -153,19 +152,18 @@ def namespace_of(answer) -> dict:
 
 # A case measured from outside at grading (a memory budget) runs in two requests: its
 # inputs are built first and kept here, then the grader resets the kernel's peak memory,
-# and the second request sends the arguments listed in ``build["late"]`` and runs it.
+# and the second request sends the arguments listed in ``build.late`` and runs it.
 # A case whose work is timed (grader.learner.work) is built once and run again and again
 # (``again``), its CPU time measured around each request, until the grader drops it.
 _STAGED: dict = {}
 
 
-def stage(tree, namespace: dict, driver: Driver | None = None) -> None:
+def stage(tree, namespace: dict, driver: Driver) -> None:
     data = codec.decode(tree)
     _STAGED.clear()
-    # Arguments read once are handed over here, before the window: what notes their
-    # reads (grader.learner.one_pass) is not the answer's memory.
-    args, _ = hand_over(list(materialise(data["args"], namespace)),
-                        getattr(driver, "one_pass", None), data.get("names"))
+    # The arguments are handed over here, before the window: what a driver wraps them in
+    # (arrays that note their reads) is not the answer's memory.
+    args = driver.hand_over(list(materialise(data["args"], namespace)), data.get("names"))
     _STAGED["case"] = (data, args, materialise(data["kwargs"], namespace))
 
 
@@ -210,7 +208,7 @@ def run_one(answer, driver: Driver, tree, namespace: dict | None = None) -> Outc
     namespace = namespace_of(answer) if namespace is None else namespace
     reached: set = set()
     with contextlib.ExitStack() as stack:
-        stand_ins = (data.get("build") or {}).get("stand_ins")
+        stand_ins = build_of(data).stand_ins
         if stand_ins:  # the learner's helpers set aside (grader.learner.standin)
             reached = stack.enter_context(installed(namespace, stand_ins))
         if driver.threads == 1:

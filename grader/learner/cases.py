@@ -7,6 +7,7 @@ grading bridge (a learner's kernel sends back :class:`Outcome` data, never objec
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -41,15 +42,108 @@ def non_contiguous(a: np.ndarray) -> np.ndarray:
     return view
 
 
+class _Facts:
+    """Typed fields that are written as a dict of those that are set (None: not set),
+    in the fields' order, and read back strictly: a key that is no field is an error."""
+
+    def to_data(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) is not None}
+
+    @classmethod
+    def from_data(cls, d: dict | None):
+        if d is None:
+            return cls()
+        if not isinstance(d, dict):
+            raise ValueError(f"a case's {cls.__name__.lower()} is a dict, got {type(d).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"a case's {cls.__name__.lower()} has no field {unknown[0]!r} "
+                             f"(its fields are: {', '.join(sorted(names))})")
+        return cls(**d)
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) is not None for f in dataclasses.fields(self))
+
+    def with_(self, **changes):
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class Build(_Facts):
+    """How a case is built and run beyond its arguments (every field optional).
+
+    For an object or a module the driver constructs from the learner's class: its
+    arguments, the torch seed, the dtype, the weights to load (``state``), the gradients to
+    report (``grads``: ``{"item": i, "params": [...]}``), the method calls (``calls``:
+    ``[method, [args]]``), and how a message names and shows it (``label``,
+    ``describe``). For a call: a fixture built after it where the answer lives
+    (``witness``), the most memory it may hold (``memory_budget``, bytes; at grading the
+    arguments ``late`` names, by index, arrive after the memory window opens, the first
+    when it names none), NumPy's errors raised (``first_bad_number``), and the sealed
+    stand-ins of the learner's helpers (``stand_ins``, grader.learner.standin).
+    """
+
+    args: list | None = None
+    kwargs: dict | None = None
+    seed: int | None = None
+    dtype: str | None = None
+    state: dict | None = None
+    grads: dict | None = None
+    calls: list | None = None
+    label: str | None = None
+    describe: str | None = None
+    witness: object = None
+    memory_budget: int | None = None
+    late: list | None = None
+    first_bad_number: bool | None = None
+    stand_ins: dict | None = None
+
+    # Read as data by the grading bridge, which asks for a build's keys by name.
+    def get(self, key: str, default=None):
+        value = getattr(self, key, None)
+        return default if value is None else value
+
+    def __contains__(self, key: str) -> bool:
+        return getattr(self, key, None) is not None
+
+    def __getitem__(self, key: str):
+        if key not in self:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
+@dataclass
+class Meta(_Facts):
+    """What a comparison or a relation knows of a case, which never goes to the kernel.
+
+    Recorded from the reference for the smallest probed cases: which output positions
+    change when one row of a probed argument changes (``depends``: ``[[argument, row,
+    positions]]``), its result with the scores scaled (``scaled``: ``[[factor, why,
+    result]]``) and with one argument in another's place (``swaps``: ``[[kind, used,
+    instead of, result]]``). Written by a lesson: other values accepted (``accept``), a
+    range worth a remark (``near``: ``{"value", "within", "message"}``), a typed answer's
+    step, label and guide (``step``, ``label``, ``guide``).
+    """
+
+    depends: list | None = None
+    scaled: list | None = None
+    swaps: list | None = None
+    accept: list | None = None
+    near: dict | None = None
+    step: str | None = None
+    label: str | None = None
+    guide: str | None = None
+
+
 @dataclass
 class Case:
     """One input: positional and keyword arguments, and how to show and judge it.
 
-    ``build`` describes an object to construct from the learner's class before the call
-    (a module exercise): its arguments, the torch seed, the weights to load (``state``),
-    the dtype, whether to record gradients, and how a message shows it. ``meta`` is data
-    the comparison needs (accepted alternatives, a range worth a remark); it never goes
-    to the learner's kernel.
+    ``build`` (:class:`Build`) says how the case is built and run beyond its arguments;
+    ``meta`` (:class:`Meta`) is what a comparison or a relation knows of it, which never
+    goes to the learner's kernel.
     """
 
     args: tuple
@@ -57,37 +151,42 @@ class Case:
     note: str = ""
     tol: Tolerance = FLOAT64
     names: tuple[str, ...] = ()
-    build: dict | None = None
-    meta: dict = field(default_factory=dict)
+    build: Build = field(default_factory=Build)
+    meta: Meta = field(default_factory=Meta)
     quantities: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        if not isinstance(self.build, Build) or not isinstance(self.meta, Meta):
+            raise TypeError(f"a case's build is a Build and its meta a Meta, got "
+                            f"{type(self.build).__name__} and {type(self.meta).__name__}")
+
     def size(self) -> int:
-        return entries(self.args) + entries(self.kwargs) + (
-            entries(self.build.get("args", ())) if self.build else 0)
+        return entries(self.args) + entries(self.kwargs) + entries(self.build.args or ())
 
     def to_data(self) -> dict:
         return {"args": self.args, "kwargs": self.kwargs, "note": self.note,
-                "tol": _tol_name(self.tol), "names": self.names, "build": self.build,
-                "meta": self.meta, **({"quantities": self.quantities} if self.quantities else {})}
+                "tol": _tol_name(self.tol), "names": self.names,
+                "build": self.build.to_data() or None, "meta": self.meta.to_data(),
+                **({"quantities": self.quantities} if self.quantities else {})}
 
     @classmethod
     def from_data(cls, d: dict) -> Case:
         return cls(tuple(d["args"]), dict(d["kwargs"]), d["note"], _tol(d["tol"]),
-                   tuple(d["names"]), d.get("build"), dict(d.get("meta") or {}),
+                   tuple(d["names"]), Build.from_data(d.get("build")), Meta.from_data(d.get("meta")),
                    {str(k): float(v) for k, v in (d.get("quantities") or {}).items()})
 
     def with_args(self, args: tuple) -> Case:
         """The same case with other positional arguments (a probe), no meta."""
-        return Case(args, self.kwargs, self.note, self.tol, self.names, self.build, {})
+        return Case(args, self.kwargs, self.note, self.tol, self.names, self.build)
 
-    def with_build(self, build: dict | None) -> Case:
-        """The same case, run with ``build`` (stand-ins, a probe)."""
-        return Case(self.args, self.kwargs, self.note, self.tol, self.names, build, self.meta,
-                    self.quantities)
+    def with_build(self, **changes) -> Case:
+        """The same case, run with ``changes`` to its build (stand-ins, a probe)."""
+        return Case(self.args, self.kwargs, self.note, self.tol, self.names,
+                    self.build.with_(**changes), self.meta, self.quantities)
 
     def for_kernel(self) -> dict:
         """What the driver needs to run this case: never ``meta`` or the note."""
-        return {"args": self.args, "kwargs": self.kwargs, "build": self.build,
+        return {"args": self.args, "kwargs": self.kwargs, "build": self.build.to_data() or None,
                 "names": self.names}
 
 
@@ -200,7 +299,7 @@ class Work:
     (``{"causal": False}``: the work that ``case`` must save part of), each run several
     times; the median ratio of their CPU times must be at most ``most``. In a notebook the
     answer's own process measures it; at grading, the operating system, from outside the
-    sandbox (``grader.grading.cpu``). ``rule`` is the rule in the notebook's words, and
+    sandbox (``grader.grading.notebook.cpu``). ``rule`` is the rule in the notebook's words, and
     ``found`` what a check says when the ratio is above ``most``; ``{ratio}`` in it is the
     ratio measured."""
 
@@ -256,6 +355,11 @@ class ExerciseInfo:
     axes: dict = field(default_factory=dict)
     # A rule about how much the answer computes, measured as CPU time (:class:`Work`).
     work: Work | None = None
+
+    def __post_init__(self):
+        # A bad input is shown with the exercise's argument names unless it has its own.
+        for bad in self.bad_inputs:
+            bad.case.names = bad.case.names or tuple(self.arg_names)
 
     def to_data(self) -> dict:
         return {"name": self.name, "arg_names": self.arg_names, "driver": self.driver.to_data(),
@@ -336,6 +440,5 @@ class Expectations:
         """The cases, each carrying the sealed tables of ``helpers`` to the driver."""
         out = []
         for case, tables in zip(self.cases, self.stand_ins):
-            build = {**(case.build or {}), "stand_ins": {h: tables[h] for h in helpers if h in tables}}
-            out.append(case.with_build(build))
+            out.append(case.with_build(stand_ins={h: tables[h] for h in helpers if h in tables}))
         return out

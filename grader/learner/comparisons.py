@@ -4,10 +4,11 @@ An exercise's description holds its comparison (``Exercise.compare``); it travel
 (``{"kind": "module", "items": [...]}``, :func:`grader.learner.plugins.to_data`) in a
 recording, and is read back strictly (:meth:`Comparison.from_data`). The engine has the
 default and :class:`Module`; a lesson adds a kind of its own in its ``learner.py``
-(:func:`grader.learner.plugins.register_comparison`). Every kind works on data only (arrays, tensors, numbers, lists, dicts), so it judges a value sent back by a
-learner's kernel exactly as one computed in the notebook. ``differ`` returns ``None`` when
-the two agree, else a :class:`Difference`: what differs, and optionally which part of the
-value the message should show (a failing step, a module's layout).
+(``LESSON.comparison``, :mod:`grader.learner.plugins`). Every kind works on data only
+(arrays, tensors, numbers, lists, dicts), so it judges a value sent back by a learner's
+kernel exactly as one computed in the notebook. ``differ`` returns ``None`` when the two
+agree, else a :class:`Difference`: what differs, and optionally which part of the value
+the message should show (a failing step, a module's layout).
 
 ``against_reference`` is True when ``expected`` is the reference's outcome, False when it
 is a catalogued mistake's (the check then asks whether the learner's answer behaves like
@@ -40,10 +41,15 @@ class Difference:
     diagnoses: bool = False
 
 
+def _real(dtype) -> bool:
+    """Whether ``dtype`` holds real numbers: integers or floats (not bools)."""
+    return np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)
+
+
 def number(x) -> float | None:
     """``x`` as a float if it is one real number (a one-element array or tensor too)."""
     x = to_numpy(x)
-    if isinstance(x, np.ndarray) and x.size == 1 and x.dtype.kind in "iuf":
+    if isinstance(x, np.ndarray) and x.size == 1 and _real(x.dtype):
         x = x.item()
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         return None
@@ -143,7 +149,7 @@ class ModuleOutcome(Comparison):
             return Difference(text, focus="output")
         # Gradients through a stand-in's recorded results cannot be compared: it is not
         # asked for them (grader.learner.drivers.build_module's caller, _module).
-        if against_reference and "grads" in expected and not (case.build or {}).get("stand_ins"):
+        if against_reference and "grads" in expected and not case.build.stand_ins:
             text = gradient_problem(expected, actual, case)
             if text:
                 return Difference(text, focus="grads")
@@ -212,7 +218,7 @@ def _layout_pair(want: dict, got: dict) -> tuple[str, str]:
 
 
 def _state_layout(case) -> dict:
-    state = (case.build or {}).get("state") or {}
+    state = case.build.state or {}
     return {name: list(np.shape(v)) for name, v in state.items()}
 
 

@@ -6,13 +6,10 @@ and in the grader's requests to a kernel, and is read back strictly
 (:meth:`Driver.from_data`): a kind or field that does not exist is an error that names it.
 
 * :class:`Call`: ``answer(*args, **kwargs)``; fixtures among the arguments are built first
-  (``grader.learner.fixtures``). With ``state_of=i`` the outcome is the parameters of
-  argument i after the call (an answer that loads weights into a module); with
-  ``observe={"arg": i, "name": "cache", "attrs": [...]}`` it is a dict of the result
-  (``"returned"``) and those attributes of argument i after the call (``"cache.keys"``),
-  for an answer whose job includes changing an object it is given. With ``one_pass``, the
-  arguments it names reach the answer in a form that notices a second pass over them (a
-  stream of blocks, arrays that note which rows are read: ``grader.learner.one_pass``).
+  (``grader.learner.fixtures``). A lesson's kind of call changes it through hooks: how the
+  arguments are handed over (:meth:`Driver.hand_over`, :meth:`Call.handed_over`), what
+  stands for the result (:meth:`Call.returned`), what else is read after the call
+  (:meth:`Call.observed`), and how an error of its own is worded (:meth:`Driver.failure`).
   A case's ``build`` adds to a call:
 
   * ``{"witness": fixture}``: that fixture is also built after the call, where the answer
@@ -34,21 +31,22 @@ and in the grader's requests to a kernel, and is read back strictly
   layout and gradients do.
 
 Every kind takes ``threads=1`` (torch on one thread) and ``quiet=True`` (no progress
-bars). A lesson adds a kind of its own in its ``learner.py``
-(:func:`grader.learner.plugins.register_driver`); a kind whose answer is a value rather
+bars). A lesson adds a kind of its own in its ``learner.py`` (``LESSON.driver``,
+:mod:`grader.learner.plugins`); a kind whose answer is a value rather
 than code sets ``calls_answer = False`` and may judge it its own way (:meth:`Driver.judge`).
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from . import codec
+from .cases import Build
 from .env import peak_bytes
 from .fixtures import materialise
-from .one_pass import watched
 from .plugins import from_data, register_driver, to_data
 
 
@@ -71,6 +69,20 @@ class Driver:
         """A verdict of this kind's own, or None for the engine's (every built-in kind)."""
         return None
 
+    def hand_over(self, args: list, names=()) -> list:
+        """The arguments as the answer gets them (a kind that watches how they are read
+        wraps them here, before a memory window opens at grading)."""
+        return args
+
+    def result_title(self, name: str) -> str:
+        """What a message calls the answer's outcome, above it."""
+        return "Your function returned:"
+
+    def failure(self, name: str, case, error) -> str | None:
+        """The message for an error that this kind raises itself (an input read twice),
+        known by its type; None for any other error, which the engine words."""
+        return None
+
     def to_data(self) -> dict:
         return to_data(self)
 
@@ -79,18 +91,20 @@ class Driver:
         return from_data("driver", data, "call")
 
 
-def _named_state(module) -> dict:
-    return {name: p.detach().clone() for name, p in module.named_parameters()}
-
-
 def _observed(value):
     """An attribute's value as data at the moment it is read (a view into a buffer that
     changes later must not change what was read)."""
     return as_data(value)
 
 
-def _read(obj, attr: str):
+def read_attribute(obj, attr: str):
     return len(obj) if attr == "len" else getattr(obj, attr)
+
+
+def build_of(data: dict) -> Build:
+    """The case's build, from a case's kernel data (decoded)."""
+    build = data.get("build")
+    return build if isinstance(build, Build) else Build.from_data(build)
 
 
 def kib(n: int) -> str:
@@ -98,11 +112,12 @@ def kib(n: int) -> str:
 
 
 def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace: dict):
-    """``answer(*args, **kwargs)`` for the ``call`` driver, with the case's ``build``
+    """``answer(*args, **kwargs)`` for a ``call`` driver, with the case's ``build``
     options, once the arguments are built (here, or staged ahead of a memory window)."""
-    budget = (data.get("build") or {}).get("memory_budget")
-    with watched(args, driver.one_pass, data.get("names")) as args:
-        if (data.get("build") or {}).get("first_bad_number"):
+    build = build_of(data)
+    budget = build.memory_budget
+    with driver.handed_over(args, data.get("names")) as args:
+        if build.first_bad_number:
             # Where the answer makes its first NaN or inf: NumPy raises FloatingPointError
             # there (grader.learner.relations.FIRST_BAD_NUMBER), and the error says the line.
             with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
@@ -111,19 +126,15 @@ def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace
             result = answer(*args, **kwargs)
         else:
             result, peak = peak_bytes(answer, *args, **kwargs)
-    if driver.state_of is not None:
-        return _named_state(args[driver.state_of])
-    observe = driver.observe
-    witness = (data.get("build") or {}).get("witness")
-    if observe is None and budget is None and witness is None:
+    result = driver.returned(result, args)
+    observed = driver.observed(args)
+    witness = build.witness
+    if observed is None and budget is None and witness is None:
         return result
     out = {"returned": _observed(result)}
     if witness is not None:  # the same work redone from the learner's own parts
         out["witness"] = _observed(materialise(witness, namespace))
-    if observe is not None:
-        target = args[observe["arg"]]
-        for attr in observe["attrs"]:
-            out[f"{observe['name']}.{attr}"] = _observed(_read(target, attr))
+    out.update(observed or {})
     if budget is not None:
         within = peak <= budget
         out["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
@@ -131,13 +142,13 @@ def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace
 
 
 def _object(cls, data: dict, driver: Object, namespace: dict):
-    build = data["build"] or {}
-    obj = cls(*materialise(build.get("args", ()), namespace),
-              **materialise(build.get("kwargs", {}), namespace))
+    build = build_of(data)
+    obj = cls(*materialise(build.args or (), namespace),
+              **materialise(build.kwargs or {}, namespace))
     seen = {}
-    for i, (method, arguments) in enumerate(build.get("calls", ())):
+    for i, (method, arguments) in enumerate(build.calls or ()):
         getattr(obj, method)(*materialise(arguments, namespace))
-        seen[f"after call {i + 1}"] = {attr: _observed(_read(obj, attr))
+        seen[f"after call {i + 1}"] = {attr: _observed(read_attribute(obj, attr))
                                        for attr in driver.observe}
     return seen
 
@@ -148,15 +159,15 @@ def build_module(cls, data: dict):
     parameters whose names and shapes do not fit the case's weights."""
     import torch
 
-    build = data["build"] or {}
+    build = build_of(data)
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int(build.get("seed", 0)))
-        obj = cls(*build.get("args", ()), **build.get("kwargs", {}))
+        torch.manual_seed(int(build.seed or 0))
+        obj = cls(*build.args or (), **build.kwargs or {})
     if not isinstance(obj, torch.nn.Module):
         return {"not_module": type(obj).__name__}
-    if build.get("dtype") == "float64":
+    if build.dtype == "float64":
         obj.double()
-    state = build.get("state")
+    state = build.state
     if state is not None:
         layout = {name: list(p.shape) for name, p in obj.named_parameters()}
         if layout != {name: list(np.shape(v)) for name, v in state.items()}:
@@ -171,7 +182,7 @@ def build_module(cls, data: dict):
 def _module(cls, data: dict, namespace: dict):
     import torch
 
-    build = data["build"] or {}
+    build = build_of(data)
     obj = build_module(cls, data)
     if isinstance(obj, dict):
         return obj
@@ -179,7 +190,7 @@ def _module(cls, data: dict, namespace: dict):
     kwargs = materialise(data["kwargs"], namespace)
     # A stand-in's results are recorded values, outside autograd's graph: gradients are
     # not asked for when a helper is stood in for (grader.learner.comparisons.ModuleOutcome).
-    grads = None if build.get("stand_ins") else build.get("grads")
+    grads = None if build.stand_ins else build.grads
     if not grads:
         with torch.no_grad():
             return {"output": obj(*args, **kwargs)}
@@ -216,16 +227,26 @@ def as_data(value):
 class Call(Driver):
     """``answer(*args, **kwargs)`` (see the module's docstring)."""
 
-    one_pass: dict | None = None  # which arguments are read once (grader.learner.one_pass)
-    observe: dict | None = None  # {"arg": i, "name": ..., "attrs": [...]} read after the call
-    state_of: int | None = None  # the outcome is argument i's parameters after the call
-
     kind: ClassVar[str] = "call"
 
     def run(self, answer, data, namespace):
         args = list(materialise(data["args"], namespace))
         kwargs = materialise(data["kwargs"], namespace)
         return invoke(answer, args, kwargs, data, self, namespace)
+
+    def handed_over(self, args: list, names=()):
+        """A context in which the answer runs on the arguments it yields; it may raise,
+        on leaving, an error of the kind's own (an input read twice)."""
+        return contextlib.nullcontext(self.hand_over(args, names))
+
+    def returned(self, result, args: list):
+        """What stands for the call's result (the state of an argument it changed)."""
+        return result
+
+    def observed(self, args: list) -> dict | None:
+        """What else is read after the call, by name, beside the returned value; None:
+        nothing (the outcome is the returned value itself)."""
+        return None
 
 
 @register_driver
@@ -236,6 +257,9 @@ class Object(Driver):
     observe: list = ()  # the attributes recorded after each call ("len": len(obj))
 
     kind: ClassVar[str] = "object"
+
+    def result_title(self, name):
+        return f"Your {name} gave:"
 
     def run(self, answer, data, namespace):
         return _object(answer, data, self, namespace)

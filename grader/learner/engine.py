@@ -32,9 +32,7 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference
 from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
-from .one_pass import ERRORS as ONE_PASS_ERRORS
-from .one_pass import message as one_pass_message
-from .relations import (FIRST_BAD_NUMBER, Relation, across_cases, changed_positions,
+from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
                         rescaled_match, reshaped_input, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
@@ -173,8 +171,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         remark = f"{remark}; {note_text(([], also))}"
     elif right or also:
         got = f"{got}\n    ({note_text((right, also))})"
-    by_object = exp.info.driver.kind == "object"
-    gave = f"Your {name} gave:" if by_object else "Your function returned:"
+    gave = exp.info.driver.result_title(name)
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
@@ -213,18 +210,18 @@ def _relation(exp: Expectations, cmp: Comparison, subject: Subject, outcomes: li
         found = [r for r in found if held.get(r.key or r.kind, 0) >= min(CONFIRMING, len(later))]
     if not found:
         meta, got, tol = exp.cases[failing].meta, outcomes[failing].value, exp.cases[failing].tol
-        scaled = rescaled_match(meta["scaled"], got, tol) if meta.get("scaled") else None
+        scaled = rescaled_match(meta.scaled, got, tol) if meta.scaled else None
         return (scaled or _substituted(exp, outcomes, failing) or
                 _probed(exp, subject, outcomes, failing) or
                 across_cases(exp.cases, exp.expected, outcomes)), ""
     found = found[0]
-    if found.kind != "nan":
+    if found.kind != Found.NAN:
         return found, ""
     own = _probed(exp, subject, outcomes, failing)  # NaN where a position sees nothing
-    if own is not None and own.kind == "misses own":
+    if own is not None and own.kind == Found.MISSES_OWN:
         return own, ""
     case = exp.cases[failing]
-    rerun = subject.run([case.with_build({**(case.build or {}), "first_bad_number": True})])
+    rerun = subject.run([case.with_build(first_bad_number=True)])
     err = rerun[0].error if rerun else None
     if err is None or err.type != FIRST_BAD_NUMBER or not err.where:
         return found, ""
@@ -240,11 +237,11 @@ def _failing(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
 
 
 def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Relation | None:
-    """The substitution (``Case.meta["swaps"]``) the answer's result matches, on the
+    """The substitution (``Case.meta.swaps``) the answer's result matches, on the
     failing case or a later probed case (a transposition needs a square input, which the
     smallest case may not have)."""
     for i in range(failing, len(exp.cases)):
-        swaps, outcome = exp.cases[i].meta.get("swaps"), outcomes[i]
+        swaps, outcome = exp.cases[i].meta.swaps, outcomes[i]
         if swaps and outcome.error is None:
             found = substituted(swaps, outcome.value, exp.cases[i].tol)
             if found is not None:
@@ -254,7 +251,7 @@ def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Re
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
             failing: int) -> Relation | None:
-    """The dependence relation on the failing probed cases (``Case.meta["depends"]``): the
+    """The dependence relation on the failing probed cases (``Case.meta.depends``): the
     answer is run again with one row of an argument changed at a time, and what changes is
     compared with what the reference changes. What the first such case shows must hold, in
     the same form, on the next one too, if there is one: a softmax saturated by one case's
@@ -264,10 +261,10 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     read need no second case."""
     cmp = exp.info.compare
     probed = [i for i in range(failing, len(exp.cases))
-              if exp.cases[i].meta.get("depends") and outcomes[i].error is None and
+              if exp.cases[i].meta.depends and outcomes[i].error is None and
               (i == failing or exp.expected[i].error is not None or
                cmp.differ(exp.expected[i].value, outcomes[i].value, exp.cases[i]) is not None)]
-    rows = {i: len({row for _, row, _ in exp.cases[i].meta["depends"]}) for i in probed}
+    rows = {i: len({row for _, row, _ in exp.cases[i].meta.depends}) for i in probed}
     probed = [i for i in probed if rows[i] > 1] + [i for i in probed if rows[i] <= 1]
     if not probed:
         return None
@@ -277,13 +274,13 @@ def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
     if len(probed) > 1:
         again = _probe(exp, subject, outcomes, probed[1])
         return found if again is not None and again.key == found.key else None
-    return found if found.kind == "ignores" else None  # no second case: only what is plain
+    return found if found.kind == Found.IGNORES else None  # no second case: only what is plain
 
 
 def _probe(exp: Expectations, subject: Subject, outcomes: list[Outcome],
            i: int) -> Relation | None:
     case, outcome = exp.cases[i], outcomes[i]
-    depends = case.meta.get("depends")
+    depends = case.meta.depends
     if not depends or outcome.error is not None:
         return None
     names = tuple(dict.fromkeys(name for name, _, _ in depends))
@@ -467,8 +464,9 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         err = outcome.error
         if err is not None and err.not_implemented:
             return Verdict(False, not_implemented_message(name, err), raised_by=err.helper)
-        if err is not None and err.type in ONE_PASS_ERRORS and getattr(exp.info.driver, "one_pass", None):
-            return _one_pass_failure(exp, case, outcome)
+        said = None if err is None else exp.info.driver.failure(name, case, err)
+        if said is not None:  # an error the driver raises itself (an input read twice)
+            return Verdict(False, said)
         if err is not None:
             mistake = diagnose(exp, cmp, outcomes, i)
             by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
@@ -479,7 +477,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False,
                            fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
-                           blamed=blamed, relation=by_axes.kind if by_axes else "")
+                           blamed=blamed, relation=str(by_axes.kind) if by_axes else "")
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
@@ -492,7 +490,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False, fitted(lambda: _wrong_value_message(
                 exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
-                           relation=relation.kind if relation else "", blamed=blamed)
+                           relation=str(relation.kind) if relation else "", blamed=blamed)
     return None
 
 
@@ -529,14 +527,6 @@ def _first(message: str, note: str) -> str:
     return f"{head}\n\n{note}" + (f"\n\n{rest}" if sep else "")
 
 
-def _one_pass_failure(exp: Expectations, case: Case, outcome: Outcome) -> Verdict:
-    """An input the exercise hands over to be read once, read twice (or asked for a length
-    it does not have): known by the error's type, which the driver sets; the message is
-    worded where that input is handed over (``grader.learner.one_pass``)."""
-    return Verdict(False, one_pass_message(exp.info.name, exp.info.driver.one_pass, case,
-                                           outcome.error))
-
-
 def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[Case]:
     """``cases`` run with stand-ins that know no result: any call on one of ``helpers``
     raises, so a composite is judged on what it checks itself."""
@@ -549,7 +539,7 @@ def _without(exp: Expectations, helpers: list[str], cases: list[Case]) -> list[C
                 for build in table.get("builds", ()):  # a module: built as on any case
                     if build not in known["builds"]:
                         known["builds"].append(build)
-    return [c.with_build({**(c.build or {}), "stand_ins": empty}) for c in cases]
+    return [c.with_build(stand_ins=empty) for c in cases]
 
 
 def _with_culprits(failure: Verdict, info, subject: Subject, set_aside: list[str]) -> Verdict:

@@ -11,14 +11,12 @@ The engine's own kinds serve any lesson:
 * ``torch_mha``: torch's ``nn.MultiheadAttention`` with given weights;
 * ``normal``: an array of normal draws from a seed, built where the answer runs (a large
   input then costs a recording or a bridge message a few bytes, not megabytes);
-* ``normal_blocks``: blocks of normal draws from a seed, each made only when it is asked
-  for (a stream far longer than the memory an answer may hold, ``grader.learner.one_pass``);
 * ``learner_object``: an object of another of the *learner's* classes, found in the
   namespace of the answer under test, after the method calls the fixture lists. The
   check then runs the learner's own class, never an answer of the course's.
 
-A lesson registers a kind of its own in its ``learner.py``
-(:func:`grader.learner.plugins.register_fixture`).
+A lesson registers a kind of its own in its ``learner.py``, through its lesson
+(``LESSON.fixture``, :mod:`grader.learner.plugins`).
 """
 from __future__ import annotations
 
@@ -105,26 +103,6 @@ def normal_fixture(seed: int, shape, loc: float = 0.0, scale: float = 1.0) -> Fi
     return Fixture("normal", {"seed": int(seed), "shape": [int(n) for n in shape],
                               "loc": float(loc), "scale": float(scale)},
                    f"<a {shape_str(shape)} array of random normal numbers{around} (seed {seed})>")
-
-
-@register_fixture("normal_blocks")
-def _normal_blocks(seed: int, shape, loc: float = 0.0, scale: float = 1.0):
-    """``shape[0]`` blocks of ``shape[1]`` normal draws, made one at a time as they are
-    read. The generator is made here, before any block: the first use of NumPy's random
-    module costs memory that is not the reader's."""
-    rng = np.random.default_rng(int(seed))
-    n, size = (int(v) for v in shape)
-    return (rng.normal(loc, scale, size=size) for _ in range(n))
-
-
-def normal_blocks_fixture(seed: int, n: int, size: int, loc: float = 0.0,
-                          scale: float = 1.0) -> Fixture:
-    """A stream of ``n`` blocks of ``size`` normal draws, each made when it is read."""
-    around = f" around {loc:g}" if loc else ""
-    return Fixture("normal_blocks", {"seed": int(seed), "shape": [int(n), int(size)],
-                                     "loc": float(loc), "scale": float(scale)},
-                   f"<a stream of {n:,} blocks of {size:,} random normal scores{around} "
-                   f"(seed {seed}), each made when it is read>")
 
 
 # ----------------------------------------------------------------------------- the learner's objects

@@ -47,6 +47,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from fractions import Fraction
 
 import numpy as np
@@ -63,12 +64,55 @@ SEARCHED_ENTRIES = 4096
 FIRST_BAD_NUMBER = "FloatingPointError"
 
 
+class Found(StrEnum):
+    """The kinds of relation (a verdict's ``relation`` holds one, as text)."""
+
+    AXES = "axes"
+    AXES_COUNT = "axes count"
+    COUNTS_CALLS = "counts calls"
+    DEPENDS = "depends"
+    DIAGONAL = "diagonal"
+    EXTRA_AXIS = "extra axis"
+    IGNORES = "ignores"
+    INTERLEAVED = "interleaved"
+    INVERTED = "inverted"
+    MISSES = "misses"
+    MISSES_OWN = "misses own"
+    NAN = "nan"
+    NAN_ROWS = "nan rows"
+    NORMALISED = "normalised"
+    OFFSET = "offset"
+    ORDER = "order"
+    PART = "part"
+    PREFIX = "prefix"
+    REDUCED = "reduced"
+    REORDERED = "reordered"
+    RESHAPED = "reshaped"
+    SCALE = "scale"
+    SCALED_SCORES = "scaled scores"
+    SEES = "sees"
+    SHIFTED = "shifted"
+    SIGN = "sign"
+    STALE = "stale"
+    SUBSTITUTED = "substituted"
+    SWAPPED = "swapped"
+    TYPE = "type"
+
+
+class Substitution(StrEnum):
+    """How one probed argument stands in another's place (:func:`substitutions`)."""
+
+    SWAP = "swap"  # one argument in the place of another of the same shape
+    TRANSPOSED = "transposed"  # a square argument transposed
+    TRANSPOSED_TOGETHER = "transposed together"  # every square probed argument transposed
+
+
 @dataclass(frozen=True)
 class Relation:
     """A relation that holds: its ``kind`` (data a test or a report can read) and the
     sentence a message shows."""
 
-    kind: str
+    kind: Found
     text: str
     # What must hold on every failing case for the relation to count (the kind, and the
     # named factor, the axis or the direction): a factor that only one case shows is
@@ -164,11 +208,11 @@ def _scale(got, want, tol, quantities) -> Relation | None:
             value = _num(c) if how == _num(c) else f"{_num(c)} = {how}"
             tail = f": {why}." if why and not why.endswith("?") else (f". {why[0].upper()}"
                                                                       f"{why[1:]}" if why else ".")
-            return Relation("scale", f"every entry of yours is {value} times the expected "
+            return Relation(Found.SCALE, f"every entry of yours is {value} times the expected "
                                      f"one{tail}", f"scale:{how}")
     if distinct < 3:
         return None
-    return Relation("scale", f"every entry of yours is {_num(c)} times the expected one. "
+    return Relation(Found.SCALE, f"every entry of yours is {_num(c)} times the expected one. "
                              f"Look for a factor (a scale, a division) applied once too often "
                              f"or not at all.", "scale:?")
 
@@ -194,7 +238,7 @@ def _axes(got, want, tol, names: tuple[str, ...] = ()) -> Relation | None:
             if len(names) == want.ndim:
                 shapes = (f"[{', '.join(names[p] for p in perm)}] where "
                           f"[{', '.join(names)}] belongs")
-            return Relation("axes", f"your result holds the expected values, {what} "
+            return Relation(Found.AXES, f"your result holds the expected values, {what} "
                                     f"({shapes}).",
                             "axes:last two" if what.startswith("transposed") else f"axes:{perm}")
     return None
@@ -217,7 +261,7 @@ def _normalised(got, want, tol) -> Relation | None:
     a, b = next(ax for ax in mine if ax not in theirs or len(theirs) > 1) - got.ndim, \
         missing[0] - want.ndim
     way = {-2: " (down each column)", -1: " (along each row)"}
-    return Relation("normalised", f"your result sums to 1 along axis {a}{way.get(a, '')}, but "
+    return Relation(Found.NORMALISED, f"your result sums to 1 along axis {a}{way.get(a, '')}, but "
                                   f"the expected one sums to 1 along axis {b}{way.get(b, '')}: "
                                   f"you normalise over the wrong axis.", f"normalised:{a}")
 
@@ -234,12 +278,12 @@ def _shifted(got, want, tol) -> Relation | None:
         early, late = tuple(early), tuple(late)
         loose = _loose(tol)
         if _close(got[late], want[early], loose) and not _close(got[early], want[early], loose):
-            return Relation("shifted", f"your result is the expected one moved one position "
+            return Relation(Found.SHIFTED, f"your result is the expected one moved one position "
                                        f"later along axis {ax - want.ndim}: position i holds "
                                        f"what belongs at i - 1. Off by one?",
                             f"shifted:{ax - want.ndim}:later")
         if _close(got[early], want[late], loose) and not _close(got[late], want[late], loose):
-            return Relation("shifted", f"your result is the expected one moved one position "
+            return Relation(Found.SHIFTED, f"your result is the expected one moved one position "
                                        f"earlier along axis {ax - want.ndim}: position i holds "
                                        f"what belongs at i + 1. Off by one?",
                             f"shifted:{ax - want.ndim}:earlier")
@@ -280,19 +324,19 @@ def _prefix(got, want, tol, quantities) -> Relation | None:
             block = _left_over(k, n, quantities)
             if block:
                 last = "position" if n - k == 1 else f"{n - k} positions"
-                return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are "
+                return Relation(Found.PREFIX, f"along axis {ax - want.ndim}, {rows} of yours are "
                                           f"right and the last {last}, left over after whole "
                                           f"blocks of {block}, {'is' if n - k == 1 else 'are'} "
                                           f"wrong: is the last, shorter block handled?",
                                 f"prefix:{ax - want.ndim}:left over")
-            return Relation("prefix", f"along axis {ax - want.ndim}, {rows} of yours are right "
+            return Relation(Found.PREFIX, f"along axis {ax - want.ndim}, {rows} of yours are right "
                                       f"and every position from {k}{_named(k, quantities)} on "
                                       f"is wrong: what changes at position {k}?",
                             f"prefix:{ax - want.ndim}")
         first = right.index(True)
         if first > 0 and all(right[first:]):
             rows = f"position {n - 1}" if first == n - 1 else f"positions {first} to {n - 1}"
-            return Relation("prefix", f"along axis {ax - want.ndim}, positions 0 to {first - 1} "
+            return Relation(Found.PREFIX, f"along axis {ax - want.ndim}, positions 0 to {first - 1} "
                                       f"of yours are wrong and {rows} are right: what differs "
                                       f"before position {first}{_named(first, quantities)}?",
                             f"suffix:{ax - want.ndim}")
@@ -309,14 +353,14 @@ def _rows_moved(got, want, tol) -> Relation | None:
             continue
         flipped = np.flip(want, axis=ax)
         if _close(got, flipped, tol) and not _close(want, flipped, tol):
-            return Relation("reordered", f"your result is the expected one in reverse order "
+            return Relation(Found.REORDERED, f"your result is the expected one in reverse order "
                                          f"along axis {ax - want.ndim}: the newest first where "
                                          f"the oldest should be, or a loop run backwards.",
                             f"rows:{ax - want.ndim}")
         for k in range(1, n):
             rolled = np.roll(want, k, axis=ax)
             if _close(got, rolled, tol) and not _close(want, rolled, tol):
-                return Relation("reordered", f"along axis {ax - want.ndim}, your result holds "
+                return Relation(Found.REORDERED, f"along axis {ax - want.ndim}, your result holds "
                                              f"the expected rows in another order: the expected "
                                              f"last {k} come first in yours (rows added in front "
                                              f"instead of at the end?).", f"rows:{ax - want.ndim}")
@@ -331,7 +375,7 @@ def _extra_axis(got, want, tol) -> Relation | None:
     if got.size == want.size and _close(got.reshape(want.shape), want, tol) and \
             tuple(d for d in got.shape if d != 1) == tuple(d for d in want.shape if d != 1):
         which = "an extra axis" if got.ndim > want.ndim else "a missing axis"
-        return Relation("extra axis", f"your values are right, but your shape is "
+        return Relation(Found.EXTRA_AXIS, f"your values are right, but your shape is "
                                       f"{shape_str(got.shape)} where {shape_str(want.shape)} is "
                                       f"expected: {which} of length 1.",
                         "reshaped")  # the same form as any reshape that keeps the order
@@ -340,7 +384,7 @@ def _extra_axis(got, want, tol) -> Relation | None:
     except ValueError:
         return None
     if _close(spread, want, tol):
-        return Relation("extra axis", f"your shape is {shape_str(got.shape)}; broadcast to the "
+        return Relation(Found.EXTRA_AXIS, f"your shape is {shape_str(got.shape)}; broadcast to the "
                                       f"expected {shape_str(want.shape)} it is right: expand it "
                                       f"to the full shape (each query needs its own row).",
                         "broadcast")
@@ -356,7 +400,7 @@ def _reduced(got, want, tol) -> Relation | None:
             continue  # (an axis of length 1 too: averaging over it is dropping it)
         for how, reduce in (("averaged", np.mean), ("summed", np.sum)):
             if _close(got, reduce(want, axis=ax), _loose(tol)):
-                return Relation("reduced", f"your result is the expected one {how} over axis "
+                return Relation(Found.REDUCED, f"your result is the expected one {how} over axis "
                                            f"{ax - want.ndim} (of length {want.shape[ax]}): that "
                                            f"axis should be kept, one slice per entry along it.",
                                 f"reduced:{ax - want.ndim}")
@@ -383,12 +427,12 @@ def _steps(got, want, tol, quantities) -> list[Relation] | None:
             call = labels[k]
             if k > 0 and attr in got[k - 1] and difference(got[k - 1][attr], mine[attr], tol) \
                     is None and difference(want[k - 1][attr], value, tol) is not None:
-                return [Relation("stale", f"{call}, your {attr} still holds what it held before "
+                return [Relation(Found.STALE, f"{call}, your {attr} still holds what it held before "
                                           f"that call: the call did not update it.",
                                  f"stale:{attr}")]
             number = _array(mine[attr])
             if number is not None and number.size == 1 and float(number.ravel()[0]) == k + 1:
-                return [Relation("counts calls", f"{call}, your {attr} is {k + 1}, the number "
+                return [Relation(Found.COUNTS_CALLS, f"{call}, your {attr} is {k + 1}, the number "
                                                  f"of calls so far; the expected {attr} counts "
                                                  f"something else.", f"calls:{attr}")]
             return [Relation(r.kind, f"{call}, in {attr}, {r.text}", f"{r.key or r.kind}:{attr}")
@@ -417,7 +461,7 @@ def _diagonal(got, want, tol) -> Relation | None:
              1: "just above the diagonal (j = i + 1: a position and the one after it)",
              -1: "just below the diagonal (j = i - 1: a position and the one before it)"}.get(
         d, f"on the diagonal j = i {'+' if d > 0 else '-'} {abs(d)}")
-    return Relation("diagonal", f"yours differs from the expected one only {where}, over the "
+    return Relation(Found.DIAGONAL, f"yours differs from the expected one only {where}, over the "
                                 f"last two axes: check the comparison that decides those "
                                 f"entries (< or <=, and which of i and j comes first).",
                     f"diagonal:{d}")
@@ -428,7 +472,7 @@ def _inverted(got, want) -> Relation | None:
     g, w = to_numpy(got), to_numpy(want)
     if isinstance(g, np.ndarray) and isinstance(w, np.ndarray) and g.dtype == bool == w.dtype \
             and g.shape == w.shape and g.size and np.array_equal(g, ~w):
-        return Relation("inverted", "your mask is True exactly where the expected one is False: "
+        return Relation(Found.INVERTED, "your mask is True exactly where the expected one is False: "
                                     "its polarity is inverted. In this course True means *may "
                                     "attend*.")
     return None
@@ -459,7 +503,7 @@ def _type(got, want, tol) -> Relation | None:
             except (TypeError, ValueError):
                 near = False
             if near:
-                return Relation("type", "your numbers are floats, close to the right ones but "
+                return Relation(Found.TYPE, "your numbers are floats, close to the right ones but "
                                         "not exact: the exercise works in Fractions, which keep "
                                         "1/3 as 1/3. Keep every step in Fraction (a float "
                                         "anywhere turns the rest into floats).")
@@ -472,7 +516,7 @@ def _type(got, want, tol) -> Relation | None:
         if boxed and all(a is not None and a.size == 1 for a in numbers) and \
                 _close(np.array([float(a.ravel()[0]) for a in numbers]), np.array(w), tol):
             kind = "tensors" if type(boxed[0]).__module__.startswith("torch") else "arrays"
-            return Relation("type", f"your numbers are right, but your list holds {kind} of one "
+            return Relation(Found.TYPE, f"your numbers are right, but your list holds {kind} of one "
                                     f"number where Python floats are expected: take each number "
                                     f"out (`.item()`).")
         return None
@@ -483,7 +527,7 @@ def _type(got, want, tol) -> Relation | None:
         if a is not None and a.shape == w.shape and np.array_equal(a.astype(bool), w):
             held = "a tensor" if type(got).__module__.startswith("torch") else \
                 f"a {type(got).__name__}"
-            return Relation("type", f"your mask has the right pattern, but it is {held} where a "
+            return Relation(Found.TYPE, f"your mask has the right pattern, but it is {held} where a "
                                     f"NumPy array of dtype bool is expected (the next step "
                                     f"reads it with `~mask` and `np.where`): return "
                                     f"`np.array(...)`, or build it with NumPy from the start.")
@@ -491,7 +535,7 @@ def _type(got, want, tol) -> Relation | None:
         a = _array(g)
         if a is not None and a.shape == w.shape and np.isin(a, (0.0, 1.0)).all() and \
                 np.array_equal(a.astype(bool), w) and np.asarray(g).dtype != bool:
-            return Relation("type", f"your mask has the right pattern, but it holds numbers "
+            return Relation(Found.TYPE, f"your mask has the right pattern, but it holds numbers "
                                     f"({np.asarray(g).dtype}) where a boolean array is expected: "
                                     f"make it with a comparison, or convert it with "
                                     f"`.astype(bool)`.")
@@ -501,13 +545,14 @@ def _type(got, want, tol) -> Relation | None:
         a = _array(g)
         if a is not None and a.size == 1 and _close(a.reshape(()), np.asarray(float(w)), tol):
             kind = "a tensor" if type(got).__module__.startswith("torch") else "an array"
-            return Relation("type", f"your value is right, but it is {kind} holding one number "
+            return Relation(Found.TYPE, f"your value is right, but it is {kind} holding one number "
                                     f"where a Python number is expected: take the number out "
                                     f"of it (`.item()`).")
     if isinstance(w, np.ndarray) and isinstance(g, np.ndarray) and w.dtype != g.dtype and \
-            w.dtype.kind == "f" and g.dtype.kind in "fiu" and w.shape == g.shape:
+            np.issubdtype(w.dtype, np.floating) and w.shape == g.shape and \
+            (np.issubdtype(g.dtype, np.floating) or np.issubdtype(g.dtype, np.integer)):
         if _close(g.astype(np.float64), w.astype(np.float64), _loose(tol)):
-            return Relation("type", f"your numbers are right, but their dtype is {g.dtype} where "
+            return Relation(Found.TYPE, f"your numbers are right, but their dtype is {g.dtype} where "
                                     f"{w.dtype} is expected: keep the dtype of the inputs "
                                     f"(a float64 constant or array mixed in promotes float32).")
     return None
@@ -525,12 +570,12 @@ def _nan(got, want) -> Relation | None:
     if got.ndim >= 2 and want.shape[-1] > 0:
         broken, zeros = (~np.isfinite(got)).any(axis=-1), (want == 0).all(axis=-1)
         if np.array_equal(broken, zeros) and not zeros.all():
-            return Relation("nan rows", f"your result holds {what} on every row where the "
+            return Relation(Found.NAN_ROWS, f"your result holds {what} on every row where the "
                                         f"expected one is all zeros, and only there (first at "
                                         f"index {idx[:-1]}): a row with nothing allowed in it, "
                                         f"where a sum of 0 divides 0? Such a row must come out "
                                         f"as zeros.")
-    return Relation("nan", f"your result holds {what}{where}, where the expected value is a "
+    return Relation(Found.NAN, f"your result holds {what}{where}, where the expected value is a "
                            f"number ({want[idx]:.4g}). NaN comes from 0/0, inf - inf or "
                            f"inf/inf; inf from a division by 0 or from np.exp of a number "
                            f"above about 709.8 (88.7 in float32).")
@@ -539,7 +584,7 @@ def _nan(got, want) -> Relation | None:
 def _sign(got, want, tol) -> Relation | None:
     if got.shape == want.shape and np.any(np.abs(want) > tol.atol(want)) and \
             _close(got, -want, tol):
-        return Relation("sign", "every entry of yours has the opposite sign of the expected "
+        return Relation(Found.SIGN, "every entry of yours has the opposite sign of the expected "
                                 "one: a minus sign, or a difference taken the other way round.")
     return None
 
@@ -551,7 +596,7 @@ def _offset(got, want, tol) -> Relation | None:
     d = got - want
     c = float(np.mean(d))
     if abs(c) > tol.atol(want) and _close(got, want + c, _loose(tol)):
-        return Relation("offset", f"every entry of yours is the expected one plus {c:.4g}: "
+        return Relation(Found.OFFSET, f"every entry of yours is the expected one plus {c:.4g}: "
                                   f"something adds (or forgets to subtract) a constant.")
     return None
 
@@ -585,7 +630,7 @@ def _interleaved(got, want, tol, names: tuple[str, ...] = ()) -> Relation | None
         found = _dealt(g, w, tol) if w.shape[-1] >= 4 else None
         if found:
             a, b = found
-            return Relation("interleaved", f"along {where}, your result holds the expected "
+            return Relation(Found.INTERLEAVED, f"along {where}, your result holds the expected "
                                            f"entries interleaved: the expected {a} blocks of "
                                            f"{b} are dealt out one entry at a time (entry "
                                            f"i·{b} + j of the expected one is entry j·{a} + i "
@@ -606,7 +651,7 @@ def _part(got, want, tol) -> Relation | None:
     for part, rows in (("first", range(m)), ("last", range(n - m, n))):
         if _close(got, np.take(want, list(rows), axis=ax), tol):
             missing = "later" if part == "first" else "earlier"
-            return Relation("part", f"along axis {ax - want.ndim}, your result holds only the "
+            return Relation(Found.PART, f"along axis {ax - want.ndim}, your result holds only the "
                                     f"{part} {m} of the expected {n} rows: the {missing} ones "
                                     f"are missing (never added, overwritten, or cut off?).",
                             f"part:{ax - want.ndim}:{part}")
@@ -618,7 +663,7 @@ def _reshaped(got, want, tol) -> Relation | None:
     if got.shape == want.shape or got.size != want.size or got.size < 2:
         return None
     if _close(got.reshape(want.shape), want, tol):
-        return Relation("reshaped", f"your result holds the expected values in the expected "
+        return Relation(Found.RESHAPED, f"your result holds the expected values in the expected "
                                     f"order, but in the shape {shape_str(got.shape)} where "
                                     f"{shape_str(want.shape)} belongs: laid end to end, or "
                                     f"joined along another axis?", "reshaped")
@@ -630,7 +675,7 @@ def _order(got, want, tol) -> Relation | None:
         return None
     a, b = np.sort(got.ravel()), np.sort(want.ravel())
     if _close(a, b, tol) and not _close(got.reshape(want.shape), want, tol):
-        return Relation("order", f"your result holds exactly the expected values, in another "
+        return Relation(Found.ORDER, f"your result holds exactly the expected values, in another "
                                  f"order{'' if got.shape == want.shape else ' and shape'}: "
                                  f"check which axis you index, sum or loop over.")
     return None
@@ -655,16 +700,16 @@ def _swapped(got, want, tol, outputs: tuple[str, ...]) -> Relation | None:
                 difference(want[i], want[j], tol) is not None:
             both = difference(want[i], got[j], tol) is None
             if both and len(want) > 3:
-                return Relation("swapped", f"your {names[i]} and {names[j]} are swapped: each "
+                return Relation(Found.SWAPPED, f"your {names[i]} and {names[j]} are swapped: each "
                                            f"holds the other's expected value.",
                                 f"swapped:{names[i]}:{names[j]}")
             if both:
                 order = ", ".join(names[k] if k not in (i, j) else names[j if k == i else i]
                                   for k in range(len(want)))
-                return Relation("swapped", f"you return ({order}), but the order is "
+                return Relation(Found.SWAPPED, f"you return ({order}), but the order is "
                                            f"({', '.join(names)}): {names[i]} and {names[j]} "
                                            f"are swapped.")
-            return Relation("swapped", f"your {names[i]} holds the expected {names[j]}.",
+            return Relation(Found.SWAPPED, f"your {names[i]} holds the expected {names[j]}.",
                             f"holds:{names[i]}:{names[j]}")
     return None
 
@@ -739,7 +784,7 @@ def relations(expected, got, tol: Tolerance = FLOAT64, quantities: dict | None =
     return out
 
 
-__all__ = ["FIRST_BAD_NUMBER", "Relation", "across_cases", "relate", "relations"]
+__all__ = ["FIRST_BAD_NUMBER", "Found", "Relation", "Substitution", "across_cases", "relate", "relations"]
 
 
 # ----------------------------------------------------------------------------- probes
@@ -769,7 +814,7 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
         if i >= len(case.args):
             continue
         a = to_numpy(case.args[i])
-        if not isinstance(a, np.ndarray) or a.dtype.kind != "f" or not a.size:
+        if not isinstance(a, np.ndarray) or not np.issubdtype(a.dtype, np.floating) or not a.size:
             continue
         rows = [-1] if a.ndim == 1 else list(range(min(a.shape[-2], PROBED_ROWS)))
         bump = 1.0 + float(np.max(np.abs(a)))
@@ -785,12 +830,11 @@ def probe_cases(case, args: tuple[str, ...]) -> list[tuple[str, int, object]]:
     return out
 
 
-def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, str, object]]:
+def substitutions(case, args: tuple[str, ...]) -> list[tuple[Substitution, str, str, object]]:
     """``case`` with one argument named in ``args`` passed in the place of another of the
     same shape and dtype, or square ones transposed in their own places (each, and all
-    together): ``(kind, used, instead of, case)`` for every such change, ``kind`` being
-    "swap", "transposed" or "transposed together" (then ``used`` names the arguments
-    transposed)."""
+    together): ``(kind, used, instead of, case)`` for every such change, ``kind`` a
+    :class:`Substitution` (for a transposition, ``used`` names the arguments transposed)."""
     where = {n: case.names.index(n) for n in args if n in case.names and
              case.names.index(n) < len(case.args)}
     arrays = {n: to_numpy(case.args[i]) for n, i in where.items()}
@@ -804,7 +848,7 @@ def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, str, obje
             args_[where[name]] = _like(case.args[where[name]],
                                        np.ascontiguousarray(arrays[name].T))
         together = " and ".join(names)
-        kind = "transposed" if len(names) == 1 else "transposed together"
+        kind = Substitution.TRANSPOSED if len(names) == 1 else Substitution.TRANSPOSED_TOGETHER
         out.append((kind, together, together, case.with_args(tuple(args_))))
     for used, a in arrays.items():
         for instead, b in arrays.items():
@@ -812,7 +856,7 @@ def substitutions(case, args: tuple[str, ...]) -> list[tuple[str, str, str, obje
                     and a.shape == b.shape and a.dtype == b.dtype and not np.array_equal(a, b):
                 args_ = list(case.args)
                 args_[where[instead]] = case.args[where[used]]
-                out.append(("swap", used, instead, case.with_args(tuple(args_))))
+                out.append((Substitution.SWAP, used, instead, case.with_args(tuple(args_))))
     return out
 
 
@@ -824,7 +868,7 @@ def rescaled(case, through: str) -> list[tuple[str, str, object]]:
         return []
     i = case.names.index(through)
     a = to_numpy(case.args[i])
-    if not isinstance(a, np.ndarray) or a.dtype.kind != "f":
+    if not isinstance(a, np.ndarray) or not np.issubdtype(a.dtype, np.floating):
         return []
     out = []
     for factor, how, why in _factors(case.quantities):
@@ -837,29 +881,29 @@ def rescaled(case, through: str) -> list[tuple[str, str, object]]:
 
 
 def rescaled_match(scaled: list, got, tol: Tolerance) -> Relation | None:
-    """The factor on the scores (``Case.meta["scaled"]``) that gives the answer's result."""
+    """The factor on the scores (``Case.meta.scaled``) that gives the answer's result."""
     for value, why, result in scaled:
         if difference(result, got, tol) is None:
             ask = why[0].upper() + why[1:] + ("" if why.endswith("?") else ".")
-            return Relation("scaled scores", f"your result is what the expected one would be "
+            return Relation(Found.SCALED_SCORES, f"your result is what the expected one would be "
                                              f"with the scores multiplied by {value} before the "
                                              f"softmax. {ask}", f"scaled scores:{value}")
     return None
 
 
 def substituted(swaps: list, got, tol: Tolerance) -> Relation | None:
-    """The substitution (``Case.meta["swaps"]``) whose result the answer gives, if any."""
+    """The substitution (``Case.meta.swaps``) whose result the answer gives, if any."""
     for kind, used, instead, value in swaps:
         if difference(value, got, tol) is not None:
             continue
-        if kind in ("transposed", "transposed together"):
-            one = kind == "transposed"
-            return Relation("substituted", f"where {used} {'is' if one else 'are'} square, "
+        if kind != Substitution.SWAP:
+            one = kind == Substitution.TRANSPOSED
+            return Relation(Found.SUBSTITUTED, f"where {used} {'is' if one else 'are'} square, "
                                            f"your result is what the expected one would be "
                                            f"with {used} transposed: your code reads "
                                            f"{'its' if one else 'their'} rows where the "
                                            f"columns belong.", f"transposed:{used}")
-        return Relation("substituted", f"your result is what the expected one would be with "
+        return Relation(Found.SUBSTITUTED, f"your result is what the expected one would be with "
                                        f"{used} passed in the place of {instead}: your code "
                                        f"uses {used} where {instead} belongs.",
                         f"substituted:{used}:{instead}")
@@ -921,7 +965,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
         own = [row for row, gone in missing.items() if gone == {row}]
         if own and len(own) >= min(2, len(missing)) and any(got for _, _, got in rows) and \
                 all(not gone or gone == {row} for row, gone in missing.items()):
-            return Relation("misses own", f"changing row i of {name} never changes your output "
+            return Relation(Found.MISSES_OWN, f"changing row i of {name} never changes your output "
                                           f"at position i (rows {', '.join(map(str, own[:4]))}), "
                                           f"but it changes the expected one: no position sees "
                                           f"its own row of {name}. The diagonal is left out: "
@@ -929,7 +973,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
                             f"misses own:{name}")
     for name, rows in by_arg.items():
         if all(not got for _, _, got in rows) and any(want for _, want, _ in rows):
-            return Relation("ignores", f"your result does not change when {name} changes, but "
+            return Relation(Found.IGNORES, f"your result does not change when {name} changes, but "
                                        f"the expected one does: {name} never reaches your "
                                        f"result (is another argument used in its place?).",
                             f"ignores:{name}")
@@ -941,7 +985,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
         if seen:
             row, extra = seen[0]
             at = ", ".join(map(str, extra[:4]))
-            return Relation("sees", f"changing {_rows_text(name, [row], sizes.get(name, 0))} "
+            return Relation(Found.SEES, f"changing {_rows_text(name, [row], sizes.get(name, 0))} "
                                     f"changes your output at "
                                     f"position{'s' if len(extra) > 1 else ''} {at}, where "
                                     f"the expected output does not change: it must not see it "
@@ -955,7 +999,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
         suffix = unread == list(range(total - len(unread), total)) and 0 < len(unread) < total
         if unread and (positions >= 2 or suffix):
             what = _rows_text(name, unread, total)
-            return Relation("misses", f"changing {what} does not change your result at all, "
+            return Relation(Found.MISSES, f"changing {what} does not change your result at all, "
                                       f"but it changes the expected one: your code never reads "
                                       f"{what}. A range, a loop or a mask that stops too "
                                       f"early?", f"misses:{name}" + (":suffix" if suffix else ""))
@@ -963,7 +1007,7 @@ def dependence(expected: dict, mine: dict, sizes: dict | None = None,
             row, missing = partly[0]
             at = ", ".join(map(str, missing[:4]))
             what = _rows_text(name, [row], sizes.get(name, 0))
-            return Relation("misses", f"changing {what} does not change your output at position"
+            return Relation(Found.MISSES, f"changing {what} does not change your output at position"
                                       f"{'s' if len(missing) > 1 else ''} {at}, but it changes "
                                       f"the expected one there: those positions never see it "
                                       f"(a mask or a range that leaves it out?).",
@@ -1008,7 +1052,7 @@ def raises_by_axes(cases, outcomes, failing: int) -> Relation | None:
     worked = sorted({_axes_of(c) for c, o in zip(cases, outcomes) if o.error is None} - {()})
     if not worked or not shape or raised & set(worked):
         return None
-    return Relation("axes count", f"your function raises on this input, where "
+    return Relation(Found.AXES_COUNT, f"your function raises on this input, where "
                                   f"{_axes_text(shape, worked[0])}, and works where "
                                   f"{_axes_text(worked[0])}: it assumes a fixed number of axes. "
                                   f"Let any number of leading (batch) axes through, none "
@@ -1041,12 +1085,12 @@ def across_cases(cases, expected, outcomes, tol_of=lambda case: case.tol) -> Rel
         fixed = ", ".join(f"{n} = {v}" for j, (n, v) in enumerate(zip(a.names, a.args)) if j != i)
         at = f" (with {fixed})" if fixed else ""
         if same_want:
-            return Relation("depends", f"your result changes with {name}: {_num(got_a)} for "
+            return Relation(Found.DEPENDS, f"your result changes with {name}: {_num(got_a)} for "
                                        f"{name} = {a.args[i]} and {_num(got_b)} for {name} = "
                                        f"{b.args[i]}{at}, but the expected result does not "
                                        f"depend on {name}: it is {_num(want_a)} for both.",
                             f"depends:{name}")
-        return Relation("ignores", f"your result does not change with {name}: {_num(got_a)} for "
+        return Relation(Found.IGNORES, f"your result does not change with {name}: {_num(got_a)} for "
                                    f"{name} = {a.args[i]} and for {name} = {b.args[i]}{at}, but "
                                    f"the expected result does: {_num(want_a)} and {_num(want_b)}.",
                         f"ignores:{name}")
@@ -1068,7 +1112,7 @@ def reshaped_input(case, got, expected) -> Relation | None:
         if np.array_equal(a.reshape(g.shape), g) and np.array_equal(np.sort(a, axis=None),
                                                                      np.sort(e, axis=None)):
             name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
-            return Relation("reshaped", f"your result is {name} reshaped to "
+            return Relation(Found.RESHAPED, f"your result is {name} reshaped to "
                                         f"{shape_str(g.shape)} with no axis moved: its entries "
                                         f"keep {name}'s order. The expected one moves an axis "
                                         f"first: a transpose (or permute) belongs before the "

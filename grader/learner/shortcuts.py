@@ -27,7 +27,7 @@ function's ``__code__``, code imported from a module of the submission's own. Wh
 exercise constrains how it is done (:attr:`Rules.constrains`), such a use in the code the
 answer reaches costs that constraint, and so does one anywhere in the notebook that can
 rebind names (``exec``, ``globals()``, ...): the scan can no longer say what runs. The
-grader also notes each for a person (``grader.grading.integrity``).
+grader also notes each for a person (``grader.grading.notebook.integrity``).
 
 Names are resolved in one of two ways, by a scope:
 
@@ -48,11 +48,19 @@ import linecache
 import sys
 import types
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 _MISSING = object()
 # A required "name" that no Python name can be (a keyword): the answer must loop, whichever
 # way (for, while, a comprehension, recursion, map, ...).
 LOOP = "for"
+
+
+class Code(StrEnum):
+    """What a code object scanned belongs to: a function, or a class's method."""
+
+    DEF = "def"
+    CLASS = "class"
 
 
 @dataclass(frozen=True)
@@ -254,10 +262,10 @@ class RuntimeScope:
         own = []
         if isinstance(value, types.FunctionType):
             if value.__globals__ is self.fn.__globals__:
-                own = [(value.__code__, RuntimeScope(value), value.__name__, "def")]
+                own = [(value.__code__, RuntimeScope(value), value.__name__, Code.DEF)]
         elif _learners_class(value, self.fn.__globals__):
             klass = value if inspect.isclass(value) else type(value)
-            own = [(f.__code__, RuntimeScope(f), f.__name__, "class") for f in functions_of(klass)]
+            own = [(f.__code__, RuntimeScope(f), f.__name__, Code.CLASS) for f in functions_of(klass)]
         return Ref(value, own=own)
 
 
@@ -386,7 +394,7 @@ def scan(obj, rules: Rules) -> tuple[list[Finding], set[str]]:
     required names it calls: in its code, and in the values its code reaches through no
     name the code loads (a parameter's default, a class attribute read as ``self.x``),
     which the source scan at grading reads where they are written."""
-    kind = "def" if isinstance(obj, types.FunctionType) else "class"
+    kind = Code.DEF if isinstance(obj, types.FunctionType) else Code.CLASS
     functions = functions_of(obj)
     return scan_codes([(fn.__code__, RuntimeScope(fn), fn.__name__, kind) for fn in functions],
                       rules, bound=list(_bound_values(obj, functions)))
@@ -445,7 +453,7 @@ def scan_codes(todo: list, rules: Rules, bound: list = ()) -> tuple[list[Finding
     state = _Scan(rules, todo=list(todo))
     for name, value, scope, where in bound:
         top = scope.fn.__code__
-        _note(name, scope.value_ref(value), False, False, where, (where,), top, "def", state)
+        _note(name, scope.value_ref(value), False, False, where, (where,), top, Code.DEF, state)
     seen: set[int] = set()
     while state.todo:
         code, scope, label, kind = state.todo.pop()
@@ -645,10 +653,10 @@ def _note(name, ref: Ref, attribute: bool, called: bool, where, key, top, kind,
                               f"that the check does not read", where, key))
     if own:
         state.todo.extend(ref.own)
-        if kind == "def":
+        if kind == Code.DEF:
             calls = state.calls.setdefault(id(top), {})
             for code, _scope, _label, callee_kind in ref.own:
-                if callee_kind == "def":
+                if callee_kind == Code.DEF:
                     calls.setdefault(id(code), where)
 
 
@@ -982,12 +990,12 @@ class SourceReader:
     def _statements(self, body, certain: bool) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                codes = [(_code_at(self._consts, node), "def")]
+                codes = [(_code_at(self._consts, node), Code.DEF)]
                 codes += [(c, "binding") for c in self._expressions(
                     node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d])]
                 self._add(node.name, codes=codes, certain=certain)
             elif isinstance(node, ast.ClassDef):
-                codes = [(_code_at(self._consts, node), "class")]
+                codes = [(_code_at(self._consts, node), Code.CLASS)]
                 codes += [(c, "binding") for c in self._expressions(
                     node.decorator_list + node.bases + [k.value for k in node.keywords])]
                 self._add(node.name, codes=codes, certain=certain)

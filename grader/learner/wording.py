@@ -217,7 +217,7 @@ def _same_as(arg, earlier: list[tuple[str, object]]) -> str:
     for name, other in earlier:
         b = to_numpy(other)
         if isinstance(b, np.ndarray) and a.shape == b.shape and a.dtype == b.dtype and \
-                np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"):
+                np.array_equal(a, b, equal_nan=np.issubdtype(a.dtype, np.inexact)):
             return name
     return ""
 
@@ -229,16 +229,16 @@ def _random_input(arg) -> str:
     """A module case's float array with more than :data:`RANDOM_SHOWN` entries, in one
     line: its values mean nothing without the check's weights, which are not shown."""
     a = to_numpy(arg)
-    if isinstance(a, np.ndarray) and a.dtype.kind == "f" and a.size > RANDOM_SHOWN:
+    if isinstance(a, np.ndarray) and np.issubdtype(a.dtype, np.floating) and a.size > RANDOM_SHOWN:
         return f"random values, shape {shape_str(a.shape)}, dtype {a.dtype}"
     return ""
 
 
 def describe_input(case: Case) -> str:
     parts, earlier = [], []
-    module = bool(case.build and case.build.get("describe"))
-    if case.build and case.build.get("describe"):
-        parts.append(f"  {case.build.get('label', 'module')} = {case.build['describe']}")
+    module = bool(case.build.describe)
+    if module:
+        parts.append(f"  {case.build.label or 'module'} = {case.build.describe}")
     for i, arg in enumerate(case.args):
         name = case.names[i] if i < len(case.names) else f"argument {i + 1}"
         kind = ""

@@ -14,7 +14,7 @@ measured again (``attempts``) before the rule counts as broken.
 
 Here (:func:`measure_here`) the answer's own process measures it, which the answer could
 fool: that is a hint for a learner. At grading the operating system measures the kernel's
-processes from outside the sandbox (``grader.grading.cpu``), and only that counts.
+processes from outside the sandbox (``grader.grading.notebook.cpu``), and only that counts.
 """
 from __future__ import annotations
 

@@ -20,11 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import importlib
-import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -32,8 +28,10 @@ import numpy as np
 from ..learner import agent
 from ..learner.comparisons import Comparison
 from ..learner.drivers import Call, Driver
-from ..learner.cases import BadInput, Case, ExerciseInfo, Expectations, MistakeRecord, Work
+from ..learner.plugins import LESSONS, Lesson
+from ..learner.cases import BadInput, Build, Case, ExerciseInfo, Expectations, Meta, MistakeRecord, Work
 from ..learner.shortcuts import LOOP, Rules
+from ..learner.relations import Substitution
 from ..learner.standin import ModuleCall
 from .stated import Check, Stated
 
@@ -41,11 +39,10 @@ HIDDEN_SEED_OFFSET = 7919
 TWIN_SEED_OFFSET = 104_729
 TWINS = 4  # fresh cases a visible check must also pass at grading
 PROBED_CASES = 4  # the smallest cases whose reference dependence is recorded (``probes``)
-FOLDER = re.compile(r"^\d\d_[a-z0-9_]+$")
-HERE = Path(__file__).resolve().parent
 
-__all__ = ["BadInput", "Case", "Check", "Exercise", "LOOP", "Misconception", "ModulesBuilt", "Rules",
-           "Stated", "Work", "expectations", "get", "knob", "lessons", "load_all", "register"]
+__all__ = ["BadInput", "Build", "Case", "Check", "Exercise", "LESSONS", "LOOP", "Meta", "Misconception",
+           "ModulesBuilt", "Rules", "Stated", "Work", "expectations", "get", "knob", "lessons",
+           "load_all"]
 
 
 @dataclass
@@ -63,18 +60,25 @@ class Misconception:
     sample: Any = None  # what a learner with this mistake hands in, when ``impl`` is not that
 
 
-@dataclass
+INFO_FIELDS = frozenset(f.name for f in dataclasses.fields(ExerciseInfo))
+
+
+@dataclass(init=False)
 class Exercise:
-    name: str
+    """One graded function of a lesson: ``info``, what the learner's side knows of it
+    (:class:`grader.learner.cases.ExerciseInfo`: its name, argument names, driver,
+    comparison, shortcut rules, hint, bad inputs, ``uses``, ``outputs``, ``axes`` and
+    ``work``), and what only the instructor's side holds, below.
+
+    It is written with every field as a keyword (``Exercise(name=..., reference=...,
+    cases=..., driver=...)``); those of ``info`` go there, and read through
+    (``exercise.driver`` is ``exercise.info.driver``). A misspelt field is an error.
+    """
+
+    info: ExerciseInfo
     reference: Any
     cases: Callable[[np.random.Generator, bool], list[Case]]  # (generator, hidden) -> cases
     misconceptions: list[Misconception] = field(default_factory=list)
-    bad_inputs: list[BadInput] = field(default_factory=list)
-    rules: Rules | None = None
-    hint: str = ""  # shown when a failure matches no catalogued mistake
-    arg_names: tuple[str, ...] = ()
-    driver: Driver = field(default_factory=Call)  # how an answer runs (grader.learner.drivers)
-    compare: Comparison = field(default_factory=Comparison)  # (grader.learner.comparisons)
     seed: int = 0
     # What the reference's outcome becomes in the expectations, when the outcome itself is
     # the answer (a typed answer's key, which is recorded sealed).
@@ -86,20 +90,10 @@ class Exercise:
     # gives their results, sealed into stand-ins (grader.learner.standin) that take the
     # place of a helper which fails its own check.
     calls: Callable | ModulesBuilt | None = None
-    # The learner's graded parts it runs for which no stand-in can be sealed (the model
-    # that run_ablation trains): a failure names those that fail their own checks, and
-    # says that they could not be stood in for.
-    uses: tuple[str, ...] = ()
     # The case's named numbers, from its arguments: ``quantities(*args, **kwargs) ->
     # {"d_k": 4, "√d_k": 2.0}``. A relation names them when a result is off by one of
     # them ("every entry of yours is 4 = d_k times the expected one").
     quantities: Callable | None = None
-    # The names of a tuple result's entries (("m", "s")), for a message that finds one
-    # entry holding another's expected value.
-    outputs: tuple[str, ...] = ()
-    # The names of an output's axes ({"weights": ("B", "h", "T_q", "T_k")}; "" for a result
-    # that is not a tuple), for a message that finds them in another order.
-    axes: dict = field(default_factory=dict)
     # The arguments whose rows a failing answer's dependence is probed on (("K", "V")):
     # which output positions change when one row changes, against the reference's
     # (``grader.learner.relations.dependence``), on the smallest :data:`PROBED_CASES`.
@@ -109,28 +103,42 @@ class Exercise:
     # with the scores multiplied by each factor built from the case's scale (√d_k, 1/√d_k,
     # √d_k/√T_k, ...) is recorded, so a wrong scale is named by the factor it amounts to.
     scales: str = ""
-    # A rule about how much the answer computes, measured as CPU time (grader.learner.work).
-    work: Work | None = None
     # Every rule the notebook states for this exercise, in its words, with what checks it
     # (grader.lessons.stated); () for an exercise whose notebook states none. None: not
     # listed yet, which tests/test_stated_rules.py refuses.
     stated: tuple[Stated, ...] | None = None
 
-    def __post_init__(self):
-        for field_name, kind in (("driver", Driver), ("compare", Comparison)):
-            value = getattr(self, field_name)
-            if not isinstance(value, kind):
-                raise TypeError(f"exercise {self.name!r}: {field_name} is a {type(value).__name__}, "
-                                f"not a {kind.__name__} (one dataclass per kind: "
-                                f"grader.learner.{'drivers' if kind is Driver else 'comparisons'})")
+    def __init__(self, *, reference, cases, info: ExerciseInfo | None = None, **fields):
+        given = {k: fields.pop(k) for k in INFO_FIELDS & set(fields)}
+        if info is None:
+            info = ExerciseInfo(**{"driver": Call(), "compare": Comparison(), **given})
+        elif given:
+            info = dataclasses.replace(info, **given)
+        self.info, self.reference, self.cases = info, reference, cases
+        for f in dataclasses.fields(self):
+            if f.name in ("info", "reference", "cases"):
+                continue
+            if f.name in fields:
+                setattr(self, f.name, fields.pop(f.name))
+            else:
+                setattr(self, f.name, f.default if f.default is not dataclasses.MISSING
+                        else f.default_factory())
+        if fields:
+            raise TypeError(f"exercise {info.name!r}: no field {sorted(fields)[0]!r}")
+        for field_name, base in (("driver", Driver), ("compare", Comparison)):
+            value = getattr(info, field_name)
+            if not isinstance(value, base):
+                raise TypeError(f"exercise {info.name!r}: {field_name} is a {type(value).__name__}, "
+                                f"not a {base.__name__} (one dataclass per kind: "
+                                f"grader.learner.{'drivers' if base is Driver else 'comparisons'})")
+        self.info.uses, self.info.outputs = tuple(self.info.uses), tuple(self.info.outputs)
+        self.info.arg_names = tuple(self.info.arg_names)
 
-    def info(self) -> ExerciseInfo:
-        bad = [BadInput(Case(b.case.args, b.case.kwargs, b.case.note, b.case.tol,
-                             b.case.names or self.arg_names, b.case.build, b.case.meta), b.why)
-               for b in self.bad_inputs]
-        return ExerciseInfo(self.name, tuple(self.arg_names), self.driver,
-                            self.compare, self.rules, self.hint, bad, tuple(self.uses),
-                            tuple(self.outputs), dict(self.axes), self.work)
+    def __getattr__(self, name: str):  # (only for a name that is not the exercise's own)
+        info = self.__dict__.get("info")
+        if info is not None and name in INFO_FIELDS:
+            return getattr(info, name)
+        raise AttributeError(f"an Exercise has no {name!r}")
 
     def draw(self, hidden: bool, offset: int = 0) -> list[Case]:
         """The cases, smallest first, each with the argument names filled in (``offset``
@@ -170,43 +178,29 @@ def knob(core: Callable, **settings) -> Callable:
 
 # ----------------------------------------------------------------------------- the registry
 
-EXERCISES: dict[str, Exercise] = {}
-LESSON_OF: dict[str, str] = {}
-_imported: set[str] = set()
-
-
-def register(*exercises: Exercise) -> None:
-    """Add ``exercises`` to the registry, under the lesson whose folder registers them
-    (however its module came to be imported)."""
-    module = sys._getframe(1).f_globals.get("__name__", "")
-    parts = module.split(".")
-    lesson = parts[2] if len(parts) > 2 and parts[:2] == ["grader", "lessons"] else ""
-    for ex in exercises:
-        if ex.name in EXERCISES and EXERCISES[ex.name] is not ex:
-            raise ValueError(f"two exercises are registered as {ex.name!r}")
-        EXERCISES[ex.name] = ex
-        if lesson:
-            LESSON_OF[ex.name] = lesson
+# Each lesson folder is a Lesson of the one manager (grader.learner.plugins.LESSONS); its
+# exercises.py registers its exercises through it: ``LESSON = LESSONS.of(__name__)``, then
+# ``LESSON.register(Exercise(...))``.
+EXERCISES: dict[str, Exercise] = LESSONS.exercises
 
 
 def lessons() -> list[str]:
     """The lesson folders, in reading order."""
-    return sorted(p.name for p in HERE.iterdir()
-                  if p.is_dir() and FOLDER.match(p.name) and (p / "__init__.py").is_file())
+    return [lesson.folder for lesson in LESSONS.lessons()]
 
 
 def lesson_module(lesson: str, part: str):
-    return importlib.import_module(f"{__name__}.{lesson}.{part}")
+    return LESSONS.lesson(lesson).module(part)
 
 
-def _import(lesson: str) -> None:
-    if lesson not in _imported:
-        lesson_module(lesson, "exercises")  # its register() calls record the lesson
-        _imported.add(lesson)
+def _import(lesson: Lesson | str) -> None:
+    lesson = LESSONS.lesson(lesson) if isinstance(lesson, str) else lesson
+    if lesson.has("exercises"):
+        lesson.module("exercises")  # its LESSON.register(...) calls fill the lesson
 
 
 def load_all() -> dict[str, Exercise]:
-    for lesson in lessons():
+    for lesson in LESSONS.lessons():
         _import(lesson)
     return EXERCISES
 
@@ -214,7 +208,7 @@ def load_all() -> dict[str, Exercise]:
 def get(name: str) -> Exercise:
     """The exercise called ``name``, importing lessons in reading order only as far as
     needed (so that lesson 01 never imports torch)."""
-    for lesson in lessons():
+    for lesson in LESSONS.lessons():
         if name in EXERCISES:
             break
         _import(lesson)
@@ -227,7 +221,7 @@ def get(name: str) -> Exercise:
 def lesson_of(name: str) -> str:
     """The lesson folder that defines exercise ``name``."""
     get(name)
-    return LESSON_OF[name]
+    return LESSONS.owner[name].folder
 
 
 # ----------------------------------------------------------------------------- live expectations
@@ -281,20 +275,20 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
             outcome.value = ex.record(outcome.value)
     if ex.probes or ex.scales:
         _record_dependence(ex, cases[:PROBED_CASES], expected[:PROBED_CASES])
-        if not any(kind != "swap" for c in cases[:PROBED_CASES]
-                   for kind, *_ in c.meta.get("swaps", ())):
+        if not any(kind != Substitution.SWAP for c in cases[:PROBED_CASES]
+                   for kind, *_ in c.meta.swaps or ()):
             _record_square(ex, cases[PROBED_CASES:])
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases))
                 for m in ex.misconceptions]
-    return Expectations(ex.info(), hidden, cases, expected, mistakes, _stand_ins(ex, cases))
+    return Expectations(ex.info, hidden, cases, expected, mistakes, _stand_ins(ex, cases))
 
 
 def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
     """Put in each case's meta which output positions of the reference change when one
-    row of a probed argument changes (``meta["depends"] = [[argument, row, positions]]``),
+    row of a probed argument changes (``meta.depends = [[argument, row, positions]]``),
     and what the reference gives with one probed argument in the place of another of the
-    same shape, or a square one transposed (``meta["swaps"] = [[kind, used, instead of,
+    same shape, or a square one transposed (``meta.swaps = [[kind, used, instead of,
     result]]``, as :func:`grader.learner.relations.substitutions` lists them)."""
     from ..learner.relations import changed_positions, probe_cases, rescaled, substitutions
 
@@ -311,22 +305,22 @@ def _record_dependence(ex: Exercise, cases: list[Case], expected: list) -> None:
                 break
             depends.append([name, row, moved])
         else:
-            case.meta = {**case.meta, "depends": depends}
+            case.meta = case.meta.with_(depends=depends)
         if ex.scales:
             scaled = rescaled(case, ex.scales)
             results = agent.run(ex.reference, ex.driver, [c for _, _, c in scaled])
             found = [[v, why, r.value] for (v, why, _), r in zip(scaled, results) if r.error is None]
             if found:
-                case.meta = {**case.meta, "scaled": found}
+                case.meta = case.meta.with_(scaled=found)
         _record_swaps(ex, case, substitutions(case, ex.probes))
 
 
 def _record_swaps(ex: Exercise, case: Case, swaps: list) -> None:
     results = agent.run(ex.reference, ex.driver, [c for *_, c in swaps])
-    found = [[kind, a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
+    found = [[str(kind), a, b, r.value] for (kind, a, b, _), r in zip(swaps, results)
              if r.error is None]
     if found:
-        case.meta = {**case.meta, "swaps": found}
+        case.meta = case.meta.with_(swaps=found)
 
 
 def _record_square(ex: Exercise, cases: list[Case]) -> None:
@@ -336,7 +330,7 @@ def _record_square(ex: Exercise, cases: list[Case]) -> None:
 
     for case in cases:
         swaps = substitutions(case, ex.probes)
-        if any(kind != "swap" for kind, *_ in swaps):
+        if any(kind != Substitution.SWAP for kind, *_ in swaps):
             _record_swaps(ex, case, swaps)
             return
 

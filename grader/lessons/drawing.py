@@ -48,7 +48,7 @@ def scaled(case: Case, factor: float, note: str) -> Case:
 
 
 def floats(a: np.ndarray) -> bool:
-    return a.dtype.kind == "f"
+    return np.issubdtype(a.dtype, np.floating)
 
 
 def with_variants(base: list[Case], hidden: bool, only: Callable | None = None) -> list[Case]:

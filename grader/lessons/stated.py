@@ -25,13 +25,13 @@ class Check(enum.Enum):
     # the kernel before and after the call: only the answer's own arrays may change.
     MUTATION = "the mutation check"
     # The most memory the kernel's processes hold during a case with a memory budget, as
-    # the operating system measures it from outside (grader.grading.measure).
+    # the operating system measures it from outside (grader.grading.notebook.measure).
     MEMORY = "memory measured from outside"
     # The CPU time of two calls, as the operating system measures it from outside
-    # (grader.learner.work, grader.grading.cpu; Exercise.work).
+    # (grader.learner.work, grader.grading.notebook.cpu; Exercise.work).
     WORK = "CPU time measured from outside"
     # Inputs handed over so that a second pass, a kept block or too many rows read at once
-    # raise in the kernel (grader.learner.one_pass): a finding there only costs points.
+    # raise in the kernel (lesson 07's OnePass driver): a finding there only costs points.
     ONE_PASS = "read-noting inputs"
     # Cases built so that an answer that breaks the rule returns other values (or other
     # types) than the reference.

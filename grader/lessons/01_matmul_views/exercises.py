@@ -13,11 +13,13 @@ import numpy as np
 
 from ...learner.shortcuts import NUMPY_PRODUCT_OBJECTS, NUMPY_PRODUCTS, Rules
 from ...learner.validation import matmul_operands
-from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, LOOP, BadInput, Case, Exercise, Misconception, Stated, knob
 from ..stated import BAD_INPUTS, SOURCE_SCAN
 from ..drawing import attention_quantities, normal, scaled, small_ints, with_variants
 from ..messages import transposed_with_dot_t
 from . import reference as ref
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 LOOP_RULES = Rules(
     names=NUMPY_PRODUCTS,
@@ -199,7 +201,7 @@ def _product_exercise(name, reference, extra, hint, loop: str = "", words: str =
     )
 
 
-register(
+LESSON.register(
     _product_exercise("matmul_dot", ref.matmul_dot, [
         Misconception(
             "running sum never reset", knob(ref._dot, reset=False),
@@ -282,7 +284,7 @@ register(
 )
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="batched_matmul",
     reference=ref.batched_matmul,
     cases=batched_cases,
@@ -311,7 +313,7 @@ register(Exercise(
 ))
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="einsum_scores",
     reference=ref.einsum_scores,
     cases=score_cases,
@@ -340,7 +342,7 @@ register(Exercise(
 ))
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="weighted_average_rows",
     reference=ref.weighted_average_rows,
     cases=mixture_cases,

@@ -9,11 +9,13 @@ import functools
 import numpy as np
 
 from ...learner.shortcuts import Rules
-from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, LOOP, BadInput, Case, Exercise, Meta, Misconception, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import attention_quantities, normal, small_ints, with_variants
 from . import reference as ref
 from .learner import Accepted
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 
 # The lesson's words on its given lines, and on the library's attention.
@@ -75,7 +77,7 @@ def softmax_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 soft = functools.partial(knob, ref._softmax)
 
-register(Exercise(
+LESSON.register(Exercise(
     name="softmax", reference=ref.softmax, cases=softmax_cases,
     misconceptions=[
         Misconception("max of the whole array", soft(shift="array"),
@@ -151,7 +153,7 @@ K_DOT_T = ("you transposed K with `K.T`. On a batched array `.T` reverses every 
            "`np.swapaxes(K, -1, -2)`, which works for any number of batch axes.")
 scores = functools.partial(knob, ref._scores)
 
-register(Exercise(
+LESSON.register(Exercise(
     name="attention_scores", reference=ref.attention_scores, cases=score_cases,
     probes=("Q", "K"), quantities=keys_first,
     misconceptions=[
@@ -215,7 +217,7 @@ WHOLE_ARRAY = ("your softmax normalises the whole array (or each whole score mat
                "all weights together sum to 1. Each query shares out its own attention: normalise "
                "each row, along the key axis, `axis=-1`.")
 attention = functools.partial(knob, ref._attention)
-register(Exercise(
+LESSON.register(Exercise(
     name="scaled_dot_product_attention", scales="Q", reference=ref.scaled_dot_product_attention,
     cases=attention_cases, calls=attention_calls,
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
@@ -276,7 +278,7 @@ def one_query_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 
 one_query = functools.partial(knob, ref._attend_one_query)
-register(Exercise(
+LESSON.register(Exercise(
     name="attend_one_query", scales="q", reference=ref.attend_one_query, cases=one_query_cases,
     probes=("K", "V"), quantities=attention_quantities,
     misconceptions=[
@@ -337,7 +339,7 @@ def self_attention_calls(X, W_q, W_k, W_v):
 
 
 self_attention = functools.partial(knob, ref._self_attention)
-register(Exercise(
+LESSON.register(Exercise(
     name="self_attention", scales="W_q", reference=ref.self_attention, cases=self_cases,
     calls=self_attention_calls, probes=("X", "W_q", "W_k", "W_v"), outputs=("output", "weights"),
     quantities=lambda X, W_q, *rest: {"√d_k": np.sqrt(np.shape(W_q)[1]), "d_k": np.shape(W_q)[1],
@@ -379,15 +381,15 @@ NEAR_D_K = ("Your value is near d_k = {d_k}, so it measures the right kind of sp
             "with the same row of k")
 
 
-def variance_meta(d_k: int, n_samples: int, seed: int) -> dict:
+def variance_meta(d_k: int, n_samples: int, seed: int) -> Meta:
     """``case.meta``: the other estimates a right answer may return (ddof=1; the mean square, as
     the true mean is 0), and the band, four standard errors around d_k, of other draws."""
     q, k = ref.score_samples(d_k, n_samples, seed)
     dots = np.sum(q * k, axis=-1)
     standard_error = np.sqrt((2 * d_k ** 2 + 6 * d_k) / n_samples)
-    return {"accept": [float(np.var(dots, ddof=1)), float(np.mean(dots ** 2))],
-            "near": {"value": float(d_k), "within": float(4 * standard_error),
-                     "message": NEAR_D_K.format(d_k=d_k)}}
+    return Meta(accept=[float(np.var(dots, ddof=1)), float(np.mean(dots ** 2))],
+                near={"value": float(d_k), "within": float(4 * standard_error),
+                      "message": NEAR_D_K.format(d_k=d_k)})
 
 
 def variance_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
@@ -400,7 +402,7 @@ def variance_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
 
 
 variance = functools.partial(knob, ref._score_variance)
-register(Exercise(
+LESSON.register(Exercise(
     name="score_variance", reference=ref.score_variance, cases=variance_cases,
     misconceptions=[
         Misconception("variance of the scaled scores", variance(scaled=True),

@@ -7,14 +7,16 @@ from typing import ClassVar
 
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference, number
-from ...learner.plugins import register_comparison
+from ...learner.plugins import LESSONS
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Accepted(Comparison):
-    """A number with other accepted values (``case.meta["accept"]``), and a remark when
-    the answer lands in a given range (``case.meta["near"]``) without being accepted
+    """A number with other accepted values (``case.meta.accept``), and a remark when
+    the answer lands in a given range (``case.meta.near``) without being accepted
     (shown unless a catalogued mistake explains the value)."""
 
     kind: ClassVar[str] = "accepted"
@@ -28,9 +30,9 @@ class Accepted(Comparison):
             return Difference(text)
         value = number(actual)
         if value is not None:
-            if any(difference(alt, value, case.tol) is None for alt in case.meta.get("accept", [])):
+            if any(difference(alt, value, case.tol) is None for alt in case.meta.accept or ()):
                 return None
-            near = case.meta.get("near")
+            near = case.meta.near
             if near and abs(value - near["value"]) < near["within"]:
                 return Difference(text, remark=near["message"])
         return Difference(text)

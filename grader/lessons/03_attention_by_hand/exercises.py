@@ -20,11 +20,13 @@ import numpy as np
 
 from courseware.worksheet import STEP_INFO, STEPS, guide, published_worksheet
 
-from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, BadInput, Case, Exercise, Meta, Misconception, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, VALUES
 from ..drawing import attention_quantities
 from . import reference as ref
 from .learner import Exact, Steps, Value, seal_key, seal_variant
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 # ============================================================================ the functions
 # ----------------------------------------------------------------------------- cases
@@ -250,7 +252,7 @@ def _checked(name: str, seed: int, cases, mistakes: list, bad: list, hint: str, 
                     hint=hint, seed=seed, **{"compare": Exact(), **more})
 
 
-register(
+LESSON.register(
     _checked(
         "key_query_scores", 301, score_cases,
         [Misconception("Q Kᵀ", knob(ref._scores, formula="Q Kᵀ"), MSG_Q_KT)],
@@ -468,7 +470,7 @@ def _worksheet_step(step: str) -> Exercise:
     """One step's typed exercise. A mistake's sample is the WORKSHEET of a learner who
     makes it: the key with ``step`` replaced by its first variant (to two decimals where
     it gives decimals, the way a learner would type them)."""
-    meta = {"step": step, "label": "WORKSHEET", "guide": GUIDE[step]}
+    meta = Meta(step=step, label="WORKSHEET", guide=GUIDE[step])
     return Exercise(
         name=f"worksheet_{step}",
         reference=dict(KEY),
@@ -490,4 +492,4 @@ def _worksheet_step(step: str) -> Exercise:
     )
 
 
-register(*(_worksheet_step(step) for step in STEPS))
+LESSON.register(*(_worksheet_step(step) for step in STEPS))

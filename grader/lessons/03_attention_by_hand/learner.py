@@ -20,6 +20,7 @@ import hashlib
 import math
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from fractions import Fraction
 from typing import ClassVar
 
@@ -28,8 +29,10 @@ import numpy as np
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.drivers import Driver
-from ...learner.plugins import register_comparison, register_driver
+from ...learner.plugins import LESSONS
 from ...learner.validation import shape_str
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 PLACEHOLDER = re.compile(r"NotImplementedError|YOUR (CODE|ANSWER) HERE")
 
@@ -228,15 +231,24 @@ class SealedKey:
             variant["hash"] == _hash(self.salt, "close" if close else "exact", text)
 
 
+class Review(StrEnum):
+    """What a step of the worksheet is found to be."""
+
+    RIGHT = "right"
+    MISSING = "missing"
+    UNREADABLE = "unreadable"
+    WRONG = "wrong"
+
+
 @dataclass
 class StepReview:
     step: str
-    status: str  # "right", "missing", "unreadable", "wrong"
+    status: Review
     message: str
 
     @property
     def right(self) -> bool:
-        return self.status == "right"
+        return self.status == Review.RIGHT
 
 
 PLACE = re.compile(r"\{(\w+):(row|col|at):(\d+)(?::(\d+))?\}")
@@ -250,9 +262,13 @@ def story(template: str, values: dict) -> str | None:
         if step not in values:
             raise KeyError(step)
         M = values[step]
-        if kind == "at":
-            return _fmt(M[a, int(b)])
-        vec = M[a] if kind == "row" else M[:, a]
+        match kind:
+            case "at":
+                return _fmt(M[a, int(b)])
+            case "row":
+                vec = M[a]
+            case "col":
+                vec = M[:, a]
         return "(" + ", ".join(_fmt(x) for x in vec) + ")"
 
     try:
@@ -275,26 +291,26 @@ def review_step(step: str, answers, key: SealedKey, guide: dict, mistakes=(),
     where = f"{label}[{step!r}]"
     shape = key.shape(step)
     if not isinstance(answers, dict):
-        return StepReview(step, "unreadable",
+        return StepReview(step, Review.UNREADABLE,
                           f"{label} should be a dict with the keys {', '.join(map(repr, key.names()))}, "
                           f"but it is a {type(answers).__name__}.")
     try:
         mine, typed = read_typed(answers.get(step), where)
     except NotFilledIn:
-        return StepReview(step, "missing", (
+        return StepReview(step, Review.MISSING, (
             f"replace the placeholder in {where} with the {shape_words(shape)} "
             f"you worked out on paper for {guide['what']}."))
     except Unreadable as exc:
-        return StepReview(step, "unreadable", f"{exc}.")
+        return StepReview(step, Review.UNREADABLE, f"{exc}.")
     if key.same(step, mine):
-        return StepReview(step, "right", f"all {key.size(step)} entries of {where} are right.")
+        return StepReview(step, Review.RIGHT, f"all {key.size(step)} entries of {where} are right.")
 
     for message, variants, close in mistakes:
         if any(key.matches(mine, variant, close) for variant in variants):
-            return StepReview(step, "wrong", f"{where} is not right yet.\nDiagnosis: {message}")
+            return StepReview(step, Review.WRONG, f"{where} is not right yet.\nDiagnosis: {message}")
 
     if mine.shape != shape:
-        return StepReview(step, "wrong", (
+        return StepReview(step, Review.WRONG, (
             f"{where} has {shape_words(mine.shape)}, but {step} has "
             f"{shape_words(shape)}: {guide['shape_words']}."))
 
@@ -308,7 +324,7 @@ def review_step(step: str, answers, key: SealedKey, guide: dict, mistakes=(),
     rounded_right = [idx for idx in unequal if rounded(idx)]
     if rounded_right and len(rounded_right) == len(unequal):
         i, j = rounded_right[0]
-        return StepReview(step, "wrong", (
+        return StepReview(step, Review.WRONG, (
             f"{where} has the right numbers, rounded to decimals (row {i + 1}, column {j + 1} "
             f"is {typed[i, j]}, for example). The worksheet is exact: write each one as a "
             f"fraction, like 3/16, and keep whole numbers whole."))
@@ -352,7 +368,7 @@ def review_step(step: str, answers, key: SealedKey, guide: dict, mistakes=(),
                      else _fmt(column_sum))
             lines.append(f"A check you can do on paper: column {j + 1} of your A adds up to "
                          f"{shown}, and every column of A must add up to 1.")
-    return StepReview(step, "wrong", "\n".join(lines))
+    return StepReview(step, Review.WRONG, "\n".join(lines))
 
 
 def _learner_values(answers: dict, steps, key: SealedKey, label: str) -> dict:
@@ -381,18 +397,19 @@ def judge_value(exp, subject):
                        f"{outcome.error.message}")
     mistakes = [(m.message, m.outcomes[0].value["variants"], m.outcomes[0].value["close"])
                 for m in exp.mistakes]
-    review = review_step(case.meta["step"], outcome.value, SealedKey(exp.expected[0].value),
-                         case.meta["guide"], mistakes, case.meta.get("label", "WORKSHEET"))
-    if review.status == "right":
-        return Verdict(True, f"✓ {name}: {review.message}")
-    if review.status == "missing":
-        return Verdict(False, f"{name} is not implemented yet: {review.message}")
+    review = review_step(case.meta.step, outcome.value, SealedKey(exp.expected[0].value),
+                         case.meta.guide, mistakes, case.meta.label or "WORKSHEET")
+    match review.status:
+        case Review.RIGHT:
+            return Verdict(True, f"✓ {name}: {review.message}")
+        case Review.MISSING:
+            return Verdict(False, f"{name} is not implemented yet: {review.message}")
     return Verdict(False, f"{name}: {review.message}")
 
 
 # ----------------------------------------------------------------------------- the driver
 
-@register_driver
+@LESSON.driver
 @dataclass(frozen=True)
 class Value(Driver):
     """The answer is a value the learner typed (one step of the worksheet): handed over as
@@ -407,7 +424,7 @@ class Value(Driver):
 
 # ----------------------------------------------------------------------------- comparisons
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Exact(Comparison):
     """Exact comparison against Fractions. When ``expected`` is a float array (a float
@@ -432,7 +449,7 @@ def exact(expected, actual, tol, where: str = "") -> str | None:
 
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Steps(Comparison):
     """A dict of steps (lesson 03's ``attention_by_hand``), compared step by step in

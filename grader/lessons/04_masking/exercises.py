@@ -9,12 +9,14 @@ import functools
 import numpy as np
 
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, BadInput, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import attention_quantities, floats, normal, small_ints, with_variants
 from ..messages import inverted_polarity, softmax_over_queries
 from . import reference as ref
 from .learner import ATTENDS, KeyPaddingMask, attend_fixture
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 
 def bad(*args, why: str) -> BadInput:
@@ -29,7 +31,7 @@ GIVEN = Stated("The first lines of each function (checking the input) are given.
                "should reject this input with a ValueError")
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="causal_mask", reference=ref.causal_mask, arg_names=("T",), seed=401,
     cases=lambda rng, hidden: [
         Case((T,), note="T = 1, one token sees itself" if T == 1 else f"T = {T}")
@@ -41,7 +43,7 @@ register(Exercise(
     stated=(Stated("a `[T, T]` array of dtype `bool`", VALUES, "where a boolean array is expected"), GIVEN),
 ))
 
-register(Exercise(
+LESSON.register(Exercise(
     name="causal_mask_columns", reference=ref.causal_mask_columns, arg_names=("T",), seed=402,
     cases=lambda rng, hidden: [
         Case((T,), note=f"T = {T}") for T in [1, 2, 3, 5] + ([4, 6, 8] if hidden else [])],
@@ -66,7 +68,7 @@ def padding_cases(rng, hidden):
 
 
 padding = functools.partial(knob, ref._padding)
-register(Exercise(
+LESSON.register(Exercise(
     name="padding_mask", reference=ref.padding_mask, cases=padding_cases,
     arg_names=("lengths", "T"), seed=403,
     misconceptions=[Misconception(
@@ -106,7 +108,7 @@ def attention_mask_calls(lengths, T, causal=True):
 
 
 combined = functools.partial(knob, ref._attention_mask)
-register(Exercise(
+LESSON.register(Exercise(
     name="attention_mask", reference=ref.attention_mask, cases=mask_cases,
     calls=attention_mask_calls, arg_names=("lengths", "T"), seed=404,
     misconceptions=[
@@ -192,7 +194,7 @@ def softmax_cases(rng, hidden):
     return with_variants(cases, hidden, only=floats)
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="masked_softmax", reference=ref.masked_softmax, cases=softmax_cases,
     arg_names=("scores", "mask"), seed=405,
     misconceptions=[
@@ -275,7 +277,7 @@ def masked_attention_calls(Q, K, V, mask=None):
 
 
 attention = functools.partial(knob, ref._masked_attention)
-register(Exercise(
+LESSON.register(Exercise(
     name="masked_attention", scales="Q", reference=ref.masked_attention, cases=attention_cases,
     calls=masked_attention_calls, arg_names=("Q", "K", "V", "mask"), seed=406,
     probes=("K", "V"), outputs=("output", "weights"), quantities=attention_quantities,
@@ -323,7 +325,7 @@ def prefix_cases(rng, hidden):
 
 
 prefix = functools.partial(knob, ref._prefix_average)
-register(Exercise(
+LESSON.register(Exercise(
     name="prefix_average", reference=ref.prefix_average, cases=prefix_cases, probes=("X",),
     arg_names=("X",), seed=407,
     misconceptions=[
@@ -364,7 +366,7 @@ def kpm_cases(rng, hidden):
 
 
 key_padding = functools.partial(knob, ref._key_padding)
-register(Exercise(
+LESSON.register(Exercise(
     name="to_mha_key_padding_mask", reference=ref.to_mha_key_padding_mask, cases=kpm_cases,
     compare=KeyPaddingMask(), arg_names=("lengths", "T"), seed=408,
     misconceptions=[
@@ -411,7 +413,7 @@ def causal_cases(rng, hidden):
 
 
 causal_test = functools.partial(knob, ref._is_causal)
-register(Exercise(
+LESSON.register(Exercise(
     name="is_causal", reference=ref.is_causal, cases=causal_cases,
     arg_names=("attend", "T", "d", "seed"), seed=409,
     misconceptions=[

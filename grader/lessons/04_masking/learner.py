@@ -17,8 +17,10 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32, difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.fixtures import torch_mha
-from ...learner.plugins import register_comparison, register_fixture
+from ...learner.plugins import LESSONS
 from ...learner.validation import shape_str
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 
 # ----------------------------------------------------------------------------- attend
@@ -102,7 +104,7 @@ ATTENDS = {
 }
 
 
-@register_fixture("attend")
+@LESSON.fixture("attend")
 class Attend:
     """A named attention-like function of ``X: [T, d]``, with a readable repr."""
 
@@ -172,7 +174,7 @@ def mha_on_real_tokens(lengths, T):
     return np.stack(outs), np.stack(weights)
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class KeyPaddingMask(Comparison):
     """Lesson 04's ``to_mha_key_padding_mask``, judged by what torch's

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from enum import StrEnum
 
 import numpy as np
 import torch
@@ -18,11 +19,13 @@ from ...learner.difference import FLOAT32, FLOAT64
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
-from .. import LOOP, BadInput, Case, Exercise, Misconception, Stated, knob, register
+from .. import LESSONS, LOOP, BadInput, Build, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, SOURCE_SCAN, VALUES
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
-from .learner import Named
+from .learner import LoadsWeights, Named
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 LAYERS, PAD = ref.LAYERS, "      "
 ONE_THREAD = Call(threads=1)
@@ -66,13 +69,13 @@ def module_text(d_model: int, n_heads: int, seed: int | None = None, show=()) ->
     return text
 
 
-def module_build(d_model: int, n_heads: int, seed: int | None = None) -> dict:
+def module_build(d_model: int, n_heads: int, seed: int | None = None) -> Build:
     """``case.build`` for ``cls(d_model, n_heads)`` with the check's weights (none: bad input)."""
-    build = {"args": [d_model, n_heads], "seed": seed or 0, "label": "module",
-             "describe": module_text(d_model, n_heads, seed)}
+    build = Build(args=[d_model, n_heads], seed=seed or 0, label="module",
+                  describe=module_text(d_model, n_heads, seed))
     if seed is not None:
-        build["state"] = module_state(d_model, seed)
-        build["grads"] = {"item": 0, "params": [f"{name}.weight" for name in LAYERS]}
+        build.state = module_state(d_model, seed)
+        build.grads = {"item": 0, "params": [f"{name}.weight" for name in LAYERS]}
     return build
 
 
@@ -138,17 +141,30 @@ def _normal(rng, shape, dtype=np.float32) -> torch.Tensor:
     return torch.from_numpy(rng.normal(size=shape).astype(dtype))
 
 
-def _mask(rng, kind: str, batch: int, n_heads: int, t_q: int, t_k: int) -> dict:
-    """A case's mask of ``kind``, as keyword arguments: "keys" [B, T_k] (item 0 full, the others
-    padded), "causal" [1, T, T], random "rows" [B, T_q, T_k] or "heads" [B, h, T_q, T_k]."""
-    if kind == "keys":
-        lengths = [t_k] + [int(rng.integers(1, t_k)) if t_k > 1 else 1 for _ in range(batch - 1)]
-        return {"mask": torch.arange(t_k)[None, :] < torch.tensor(lengths)[:, None]}
-    if kind == "causal":
-        return {"mask": torch.ones(t_q, t_k, dtype=torch.bool).tril()[None]}
-    if not kind:
-        return {}
-    shape = (batch, t_q, t_k) if kind == "rows" else (batch, n_heads, t_q, t_k)
+class Mask(StrEnum):
+    """The mask a module case passes (none, or one of four shapes)."""
+
+    NONE = ""
+    KEYS = "keys"  # [B, T_k]: item 0 full, the others padded
+    CAUSAL = "causal"  # [1, T, T]
+    ROWS = "rows"  # random, [B, T_q, T_k]
+    HEADS = "heads"  # random, [B, h, T_q, T_k]
+
+
+def _mask(rng, kind: Mask, batch: int, n_heads: int, t_q: int, t_k: int) -> dict:
+    """A case's mask of ``kind``, as keyword arguments."""
+    match kind:
+        case Mask.NONE:
+            return {}
+        case Mask.KEYS:
+            lengths = [t_k] + [int(rng.integers(1, t_k)) if t_k > 1 else 1 for _ in range(batch - 1)]
+            return {"mask": torch.arange(t_k)[None, :] < torch.tensor(lengths)[:, None]}
+        case Mask.CAUSAL:
+            return {"mask": torch.ones(t_q, t_k, dtype=torch.bool).tril()[None]}
+        case Mask.ROWS:
+            shape = (batch, t_q, t_k)
+        case Mask.HEADS:
+            shape = (batch, n_heads, t_q, t_k)
     mask = rng.random(shape) < 0.6
     np.put_along_axis(mask, rng.integers(0, t_k, size=shape[:-1])[..., None], True, axis=-1)
     return {"mask": torch.from_numpy(mask)}
@@ -177,7 +193,7 @@ def merge_cases(rng, hidden: bool) -> list[Case]:
 
 HEAD_MAPS = ("B", "h", "T_q", "T_k")  # the axes of the heads' attention maps
 
-register(Exercise(
+LESSON.register(Exercise(
     name="split_heads", reference=ref.split_heads, cases=split_cases, probes=("x",),
     axes={"": ("B", "h", "T", "d_head")},
     misconceptions=[
@@ -194,7 +210,7 @@ register(Exercise(
     stated=(Stated("(`reshape` works where `view` does not", ADVICE),),
 ))
 
-register(Exercise(
+LESSON.register(Exercise(
     name="merge_heads", reference=ref.merge_heads, cases=merge_cases, probes=("x",),
     misconceptions=[
         Misconception("averaged the heads", knob(ref._merge_heads, join="average"),
@@ -213,20 +229,20 @@ register(Exercise(
 # ----------------------------------------------------------------------------- the module
 
 MHA_PLANS = [  # d_model, n_heads, B, T_q, T_k (cross-attention where T_q ≠ T_k), mask, note
-    (4, 2, 1, 2, 2, "", "self-attention"), (4, 1, 1, 3, 3, "", "one head"),
-    (6, 3, 1, 2, 4, "", "cross-attention, T_q ≠ T_k"),
-    (4, 2, 2, 3, 3, "keys", "key padding mask [B, T_k]"),
-    (6, 2, 2, 2, 5, "keys", "cross-attention with a key padding mask"),
-    (8, 4, 1, 4, 4, "causal", "causal mask [1, T, T]"),
-    (8, 2, 2, 3, 3, "heads", "a mask per head [B, h, T_q, T_k]"),
+    (4, 2, 1, 2, 2, Mask.NONE, "self-attention"), (4, 1, 1, 3, 3, Mask.NONE, "one head"),
+    (6, 3, 1, 2, 4, Mask.NONE, "cross-attention, T_q ≠ T_k"),
+    (4, 2, 2, 3, 3, Mask.KEYS, "key padding mask [B, T_k]"),
+    (6, 2, 2, 2, 5, Mask.KEYS, "cross-attention with a key padding mask"),
+    (8, 4, 1, 4, 4, Mask.CAUSAL, "causal mask [1, T, T]"),
+    (8, 2, 2, 3, 3, Mask.HEADS, "a mask per head [B, h, T_q, T_k]"),
 ]
 HIDDEN_MHA_PLANS = [
-    (8, 8, 2, 3, 3, "", "d_head = 1"),
-    (12, 3, 3, 4, 6, "keys", "cross-attention with a key padding mask"),
-    (16, 4, 2, 5, 5, "causal", "causal mask [1, T, T]"),
-    (6, 2, 2, 5, 2, "rows", "a mask per query [B, T_q, T_k]"),
-    (12, 4, 2, 4, 3, "heads", "a mask per head [B, h, T_q, T_k]"),
-    (16, 2, 4, 6, 6, "", "self-attention"),
+    (8, 8, 2, 3, 3, Mask.NONE, "d_head = 1"),
+    (12, 3, 3, 4, 6, Mask.KEYS, "cross-attention with a key padding mask"),
+    (16, 4, 2, 5, 5, Mask.CAUSAL, "causal mask [1, T, T]"),
+    (6, 2, 2, 5, 2, Mask.ROWS, "a mask per query [B, T_q, T_k]"),
+    (12, 4, 2, 4, 3, Mask.HEADS, "a mask per head [B, h, T_q, T_k]"),
+    (16, 2, 4, 6, 6, Mask.NONE, "self-attention"),
 ]
 
 
@@ -310,7 +326,7 @@ def mha_calls(mha, query, key, value, mask=None):
             ("split_heads", (v, mha.n_heads), {}), ("merge_heads", (heads,), {})]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="MultiHeadAttention", reference=ref.MultiHeadAttention, cases=mha_cases,
     probes=("key", "value"), outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     calls=mha_calls,
@@ -356,7 +372,7 @@ STACKED = ("in_proj_weight stacks the three blocks in the order query, key, valu
            "0:d, w_k ← rows d:2d, w_v ← rows 2d:3d (and the same slices of in_proj_bias).")
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="copy_from_torch", reference=ref.copy_from_torch, cases=copy_cases,
     misconceptions=[
         Misconception("rows taken every third", knob(ref._copy_from_torch, rows="every third"),
@@ -383,7 +399,7 @@ register(Exercise(
     hint=("in_proj_weight stacks the query, key and value weights in three blocks of d rows, "
           "each stored [out, in] like an nn.Linear weight; in_proj_bias is cut the same way, "
           "and out_proj does w_o's job. Copy without recording gradients."),
-    driver=Call(threads=1, state_of=0),
+    driver=LoadsWeights(threads=1, arg=0),
     compare=Named(versus=" from torch's"),
     arg_names=("ours", "theirs"), seed=504,
     stated=(Stated("keeps `ours`'s own parameter objects", ADVICE),),
@@ -403,7 +419,7 @@ def one_by_one_cases(rng, hidden: bool) -> list[Case]:
     return cases
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="heads_one_by_one", reference=ref.heads_one_by_one, cases=one_by_one_cases,
     outputs=("output", "weights"), axes={"weights": HEAD_MAPS},
     misconceptions=[
@@ -448,7 +464,7 @@ def count_cases(rng, hidden: bool) -> list[Case]:
     return [Case(pair, note="d_model, n_heads") for pair in pairs]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="mha_parameter_count", reference=ref.mha_parameter_count, cases=count_cases,
     misconceptions=[
         Misconception("biases not counted", knob(ref._parameter_count, biases=False),
@@ -488,7 +504,7 @@ def down_up_cases(rng, hidden: bool) -> list[Case]:
                  note=f"head {head} of {h}", tol=FLOAT32) for d, h, head in plans]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="value_down_up", reference=ref.value_down_up, cases=down_up_cases,
     outputs=("down", "up"),
     misconceptions=[

@@ -3,6 +3,8 @@
 * The ``heads`` fixture: a module holding ``w_q, w_k, w_v, w_o`` (``nn.Linear``) with given
   weights and no forward, for the exercises that work from a module's weights.
 * The ``named`` comparison: a dict of named tensors (a module's parameters).
+* The ``loads_weights`` driver: a call whose outcome is the parameters of the module it
+  is handed, after the call (an answer that copies weights into a module).
 """
 from __future__ import annotations
 
@@ -11,14 +13,17 @@ from typing import ClassVar
 
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
+from ...learner.drivers import Call
 from ...learner.fixtures import load_state
 from ...learner.wording import and_join
-from ...learner.plugins import register_comparison, register_fixture
+from ...learner.plugins import LESSONS
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 LAYERS = ("w_q", "w_k", "w_v", "w_o")
 
 
-@register_fixture("heads")
+@LESSON.fixture("heads")
 def _heads(d_model: int, n_heads: int, state: dict):
     from torch import nn
 
@@ -41,7 +46,20 @@ def _heads(d_model: int, n_heads: int, state: dict):
     return module
 
 
-@register_comparison
+@LESSON.driver
+@dataclass(frozen=True)
+class LoadsWeights(Call):
+    """``answer(*args)``; the outcome is argument ``arg``'s parameters after the call."""
+
+    arg: int = 0
+
+    kind: ClassVar[str] = "loads_weights"
+
+    def returned(self, result, args):
+        return {name: p.detach().clone() for name, p in args[self.arg].named_parameters()}
+
+
+@LESSON.comparison
 @dataclass(frozen=True)
 class Named(Comparison):
     """A dict of named tensors (a module's parameters): name every one that differs, then

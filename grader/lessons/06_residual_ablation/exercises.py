@@ -22,10 +22,12 @@ from ...learner.codec import Fixture
 from ...learner.difference import FLOAT32
 from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
-from .. import BadInput, Case, Exercise, Misconception, ModulesBuilt, Stated, knob, register
+from .. import LESSONS, BadInput, Build, Case, Exercise, Misconception, ModulesBuilt, Stated, knob
 from ..stated import VALUES
 from . import reference as ref
 from .learner import Ablation, Losses, PythonFloat, ablation_row, toy_lm
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 MODULE_RUN = Module(threads=1)
 TRAINING_RUN = Call(threads=1, quiet=True)
@@ -68,9 +70,9 @@ def _module_case(cls, sizes: tuple, residual: bool, x, seed: int, note: str = ""
     if state is not None:
         describe += (" in float64, with random weights loaded into every layer (LayerNorm "
                      "gains and biases included)")
-    return Case((x,), note=note, build={
-        "args": list(sizes), "kwargs": {"residual": residual}, "dtype": "float64", "state": state,
-        "label": "block" if cls is ref.Block else "model", "describe": describe})
+    return Case((x,), note=note, build=Build(
+        args=list(sizes), kwargs={"residual": residual}, dtype="float64", state=state,
+        label="block" if cls is ref.Block else "model", describe=describe))
 
 
 def _bad(cls, sizes: tuple, x, why: str) -> BadInput:
@@ -100,7 +102,7 @@ WITHOUT_SKIPS = ("residual=False removes both skips: each sublayer's output repl
                  "stream instead of being added to it.")
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="Block", reference=ref.Block, cases=block_cases, probes=("x",),
     driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("x",),
     misconceptions=[
@@ -186,7 +188,7 @@ def model_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
             for *model, batch, T, note in sizes for residual in (True, False)]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="TinyTransformer", reference=ref.TinyTransformer, cases=model_cases,
     calls=ModulesBuilt(("Block",)),
     driver=MODULE_RUN, compare=ModuleOutcome(), arg_names=("tokens",),
@@ -248,7 +250,7 @@ def similarity_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     return cases + [Case((_tensor(rng, (3, 5, 4)).float(),), note="float32", tol=FLOAT32)]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="token_similarity", reference=ref.token_similarity, cases=similarity_cases,
     arg_names=("h",), compare=PythonFloat(),
     misconceptions=[
@@ -318,7 +320,7 @@ def train_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
                  note="one step" if steps == 1 else f"{steps} steps") for n_layers, steps in runs]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="train", reference=ref.train, cases=train_cases,
     arg_names=("model", "task", "steps", "seed"), driver=TRAINING_RUN, compare=Losses(),
     misconceptions=[
@@ -370,10 +372,10 @@ def ablation_cases(rng: np.random.Generator, hidden: bool) -> list[Case]:
     witness = ablation_row(CHECK_DEPTHS[pick // 2], pick % 2 == 0, CHECK_STEPS, seed)
     return [Case((list(CHECK_DEPTHS), CHECK_STEPS, seed),
                  note=f"the check's small budget, seed {seed}", tol=FLOAT32,
-                 build={"witness": witness})]
+                 build=Build(witness=witness))]
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="run_ablation", reference=ref.run_ablation, cases=ablation_cases,
     uses=("TinyTransformer", "train", "token_similarity"),
     driver=TRAINING_RUN, compare=Ablation(last=LAST),

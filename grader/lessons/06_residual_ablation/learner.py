@@ -27,7 +27,9 @@ from ...learner.codec import Fixture
 from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference, number, same_numbers
 from ...learner.fixtures import load_state
-from ...learner.plugins import register_comparison, register_fixture
+from ...learner.plugins import LESSONS
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 
 # ----------------------------------------------------------------------------- fixtures
@@ -59,21 +61,21 @@ def toy_lm(vocab_size: int, d_model: int, n_heads: int, d_ff: int, n_layers: int
     return ToyLM().double()
 
 
-@register_fixture("toy_lm")
+@LESSON.fixture("toy_lm")
 def _toy_lm(sizes: dict, state: dict):
     model = toy_lm(**sizes)
     load_state(model, state)
     return model
 
 
-@register_fixture("add_first_task")
+@LESSON.fixture("add_first_task")
 def _add_first_task(vocab_size: int, seq_len: int, batch_size: int):
     from courseware.ablation import AddFirstTask
 
     return AddFirstTask(vocab_size, seq_len, batch_size)
 
 
-@register_fixture("ablation_row", namespace=True)
+@LESSON.fixture("ablation_row", namespace=True)
 def _ablation_row(namespace: dict, depth: int, residual: bool, steps: int, seed: int) -> dict:
     """The experiment's run at ``depth`` (with or without residuals), from the learner's
     own classes and functions in ``namespace``."""
@@ -109,7 +111,7 @@ def ablation_row(depth: int, residual: bool, steps: int, seed: int) -> Fixture:
 
 # ----------------------------------------------------------------------------- comparisons
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Losses(Comparison):
     """One float per training step."""
@@ -142,7 +144,7 @@ class Losses(Comparison):
 
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class Ablation(Comparison):
     """Lesson 06's ``run_ablation``: never against the reference's losses, but by the shape
@@ -164,7 +166,7 @@ class Ablation(Comparison):
     KEYS = ("depth", "residual", "losses", "final_loss", "similarity_init", "similarity_trained")
 
     def differ(self, expected, actual, case, against_reference=True):
-        witness = (case.build or {}).get("witness")
+        witness = case.build.witness
         if witness is not None:
             if not (isinstance(actual, dict) and "returned" in actual and "witness" in actual):
                 return Difference("the check could not read your rows and their rerun")
@@ -302,7 +304,7 @@ class Ablation(Comparison):
 
 
 
-@register_comparison
+@LESSON.comparison
 @dataclass(frozen=True)
 class PythonFloat(Comparison):
     """One number that must be a Python ``float``: compared as the default does, then by

@@ -2,7 +2,7 @@
 decoding. The cases show every catalogued mistake (a maximum that grows between blocks, scores
 near ±1000, uneven blocks, tiles across the diagonal, an empty or a filled cache); one large case
 per streamed exercise runs with a memory budget, and the one-pass drivers
-(``grader.learner.one_pass``) carry their words as data. A mistake is a core of ``reference.py``
+(``learner.py``: ``OnePass``) carry their words as data. A mistake is a core of ``reference.py``
 with one knob set wrong (for the cache, a class whose ``append`` is)."""
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ import functools
 import numpy as np
 
 from ...learner.difference import FLOAT32, FLOAT64
-from ...learner.drivers import Call, Object
-from ...learner.fixtures import learner_object, normal_blocks_fixture, normal_fixture
+from ...learner.drivers import Object
+from ...learner.fixtures import learner_object, normal_fixture
 from ...learner.shortcuts import Rules
-from .. import BadInput, Case, Exercise, Misconception, Stated, Work, knob, register
+from .. import LESSONS, BadInput, Build, Case, Exercise, Misconception, Stated, Work, knob
 from ..stated import BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, VALUES, WORK
 from ..drawing import attention_quantities, as_float32, as_lists, as_strided, normal, small_ints
 from . import reference as ref
+from .learner import Observed, OnePass, normal_blocks_fixture
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 
 # The lesson's words on the given lines, for each function that has them.
@@ -128,17 +131,17 @@ def stats_cases(rng, hidden):
         Case(([b.tolist() for b in last],), note="blocks as Python lists"),
         Case(([np.round(b).astype(np.int64) for b in last],), note="blocks of integer scores"),
         Case((stream,), note=f"{STREAM_BLOCKS} blocks of {STREAM_BLOCK:,} scores, with a memory "
-             "budget", build={"memory_budget": memory_budget(STREAM_BLOCK, 2), "late": []})]
+             "budget", build=Build(memory_budget=memory_budget(STREAM_BLOCK, 2), late=[]))]
     many = normal_blocks_fixture(int(rng.integers(0, 10_000)), MANY_BLOCKS, 16, scale=3.0)
     return cases + [Case((many,), note=f"{MANY_BLOCKS:,} blocks of 16 scores, with a memory budget",
-                         build={"memory_budget": memory_budget(16, 2), "late": []})]
+                         build=Build(memory_budget=memory_budget(16, 2), late=[]))]
 
 
 stats = functools.partial(knob, ref._online_stats)
-register(Exercise(
+LESSON.register(Exercise(
     name="online_softmax_stats", outputs=("m", "s"), reference=ref.online_softmax_stats,
     cases=stats_cases, arg_names=("scores_blocks",), seed=701,
-    driver=Call(one_pass=ONE_PASS_STREAM),
+    driver=OnePass(**ONE_PASS_STREAM),
     misconceptions=[
         Misconception("sum not rescaled", stats(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("maximum starts at 0", stats(start=0.0),
@@ -184,7 +187,7 @@ register(Exercise(
 # ============================================================================= attention_one_pass
 
 # Large enough that holding a score for every key (or pair) costs several times what grading
-# can measure from outside (grader.grading.bridge.OS_FLOOR).
+# can measure from outside (grader.grading.notebook.bridge.OS_FLOOR).
 ONE_PASS_KEYS, ONE_PASS_BLOCK, ONE_PASS_WIDTH = 1 << 20, 4096, 2
 
 
@@ -220,7 +223,7 @@ def one_pass_cases(rng, hidden):
     cases.append(Case(
         (normal(rng, (d,)), normal_fixture(seed, (n, d)), normal_fixture(seed + 1, (n, d)), block),
         note=f"{n:,} keys in blocks of {block}, with a memory budget",
-        build={"memory_budget": memory_budget(block, 2 * d + 2)}))
+        build=Build(memory_budget=memory_budget(block, 2 * d + 2))))
     return cases
 
 
@@ -244,11 +247,11 @@ ONE_PASS_ROWS = {"rows": [1, 2], "block": 3, "say": {"ReadTwice": (
     "shown": "(K and V handed to your function as arrays that note which rows are read)"}
 
 one_pass = functools.partial(knob, ref._one_pass)
-register(Exercise(
+LESSON.register(Exercise(
     name="attention_one_pass", scales="q", probes=("K", "V"), reference=ref.attention_one_pass,
     quantities=lambda q, K, V, block: {"block": block, **attention_quantities(q, K)},
     cases=one_pass_cases, arg_names=("q", "K", "V", "block"), seed=702,
-    driver=Call(one_pass=ONE_PASS_ROWS), rules=ATTENTION_RULES,
+    driver=OnePass(**ONE_PASS_ROWS), rules=ATTENTION_RULES,
     misconceptions=[
         Misconception("sum not rescaled", one_pass(rescale_sum=False), SUM_NOT_RESCALED),
         Misconception("output not rescaled", one_pass(rescale_output=False), OUTPUT_NOT_RESCALED),
@@ -320,7 +323,7 @@ def tiled_cases(rng, hidden):
         (normal_fixture(seed, (t, d)), normal_fixture(seed + 1, (t, d)),
          normal_fixture(seed + 2, (t, 1)), b, b), {"causal": True},
         note=f"causal, {t:,} tokens in {b}×{b} tiles, with a memory budget",
-        build={"memory_budget": memory_budget(b * b, t + b * 3)})]
+        build=Build(memory_budget=memory_budget(b * b, t + b * 3)))]
 
 
 # The causal tiles above the diagonal add exp(-inf) = 0 to every row, so whether they were
@@ -352,7 +355,7 @@ def tiled_work() -> Work:
 
 
 tiles = functools.partial(knob, ref._tiled)
-register(Exercise(
+LESSON.register(Exercise(
     name="tiled_attention", scales="Q", probes=("K", "V"),
     quantities=lambda Q, K, V, block_q, block_k, *rest, **kw: {
         "block_q": block_q, "block_k": block_k, **attention_quantities(Q, K)},
@@ -421,7 +424,7 @@ def _show(a, indent: int = 10) -> str:
     return one if len(one) <= 60 else text.replace("\n", "\n" + " " * indent)
 
 
-def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
+def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> Build:
     """A KVCache case's ``build``: a new cache, then ``append(k, v)`` per pair, each shown as
     the code that makes it (the message writes "cache = " before the first line)."""
     lines = ["KVCache()"]
@@ -432,8 +435,8 @@ def cache_steps(appends: list[tuple[np.ndarray, np.ndarray]]) -> dict:
         small = "\n" not in k + v and len(k) + len(v) <= 70
         lines += [f"    k = {k}, v = {v}"] if small else [f"    k = {k}", f"    v = {v}"]
     lines.append("after each call the check reads cache.keys, cache.values and len(cache)")
-    return {"args": [], "kwargs": {}, "calls": [["append", [k, v]] for k, v in appends],
-            "describe": "\n  ".join(lines), "label": "cache"}
+    return Build(args=[], kwargs={}, calls=[["append", [k, v]] for k, v in appends],
+                 describe="\n  ".join(lines), label="cache")
 
 
 def kv_cases(rng, hidden):
@@ -469,7 +472,7 @@ def bad_cache(*appends, why: str) -> BadInput:
     return BadInput(Case((), build=cache_steps([ones(*a) for a in appends])), why)
 
 
-register(Exercise(
+LESSON.register(Exercise(
     name="KVCache", reference=ref.KVCache, cases=kv_cases, seed=704,
     driver=Object(observe=["keys", "values", "len"]),
     misconceptions=[
@@ -542,13 +545,13 @@ def bad_step(x_shape, past, w_shapes, why: str) -> BadInput:
 POSITION = ("New token i sits at position t + i (t: the positions cached before the call, "
             "len(cache) before appending) and may see positions 0 to t + i")
 decoder = functools.partial(knob, ref._decode)
-register(Exercise(
+LESSON.register(Exercise(
     name="decode_step", scales="W_q",
     quantities=lambda x_t, cache, W_q, *rest: {"√d_k": np.sqrt(np.shape(W_q)[1]),
                                                "d_k": np.shape(W_q)[1],
                                                "d_model": np.shape(W_q)[0]}, uses=("KVCache",), probes=("x_t", "W_q", "W_k", "W_v"),
     reference=ref.decode_step, cases=decode_cases, rules=ATTENTION_RULES, seed=705,
-    driver=Call(observe={"arg": 1, "name": "cache", "attrs": ["keys", "values"]}),
+    driver=Observed(arg=1, name="cache", attrs=["keys", "values"]),
     arg_names=("x_t", "cache", "W_q", "W_k", "W_v"),
     misconceptions=[
         Misconception("appended after attending", decoder(append="after"), (

@@ -13,10 +13,12 @@ import functools
 import numpy as np
 
 from courseware.positions import rope_score_inputs
-from .. import BadInput, Case, Exercise, Misconception, Rules, Stated, knob, register
+from .. import LESSONS, BadInput, Case, Exercise, Misconception, Rules, Stated, knob
 from ..stated import ADVICE, BAD_INPUTS, SOURCE_SCAN, VALUES
 from ..drawing import floats, normal, small_ints, with_variants
 from . import reference as ref
+
+LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
 
 def bad(*args, why: str, **kwargs) -> BadInput:
@@ -64,7 +66,7 @@ def sinusoidal_cases(rng, hidden):
 
 sinusoids = functools.partial(knob, ref._sinusoidal)
 TABLE_EXPONENT = exponent_messages("10000")
-register(Exercise(
+LESSON.register(Exercise(
     name="sinusoidal_positions", reference=ref.sinusoidal_positions, cases=sinusoidal_cases,
     arg_names=("T", "d"), seed=801, quantities=lambda T, d: {"T": T, "d": d},
     misconceptions=[
@@ -134,7 +136,7 @@ HALVES = ("you pair feature i with feature i + d/2, the first half of the featur
           "(The notebook shows that the two conventions are the same up to the order of the "
           "features; on the same input, though, they give different numbers.)")
 rotary = functools.partial(knob, ref._rope)
-register(Exercise(
+LESSON.register(Exercise(
     name="rope", reference=ref.rope, cases=rope_cases, arg_names=("x", "positions", "base"),
     seed=802, probes=("x",),
     quantities=lambda x, positions, *rest, **kw: {"d": np.shape(x)[-1], "T": np.shape(x)[-2]},
@@ -220,7 +222,7 @@ def score_quantities(Q, K, *rest, **kwargs) -> dict[str, float]:
 
 
 scores = functools.partial(knob, ref._rope_scores)
-register(Exercise(
+LESSON.register(Exercise(
     name="rope_scores", reference=ref.rope_scores, cases=score_cases, calls=score_calls,
     arg_names=("Q", "K", "positions_q", "positions_k", "base"), seed=803,
     probes=("Q", "K", "positions_q", "positions_k"), quantities=score_quantities,

@@ -1,8 +1,10 @@
-"""Inputs that an exercise asks to read in one pass, handed over so that a second pass
-shows, and what a check says when an answer reads them twice.
+"""The learner's side of lesson 07: inputs that an exercise asks to read in one pass,
+handed over so that a second pass shows, and what a check says when an answer reads them
+twice; and the driver that reads an object the answer changes.
 
-An exercise's driver may say ``"one_pass"`` (``grader.learner.agent`` applies it to each
-case's arguments, which stay plain lists and arrays as data):
+The :class:`OnePass` driver (``{"kind": "one_pass", ...}``) is a call whose fields say
+which arguments are read once (the driver applies them to each case's arguments, which
+stay plain lists and arrays as data):
 
 * ``{"stream": i}``: argument i, a list of blocks (or a lazy source of blocks, the
   ``normal_blocks`` fixture), becomes a :class:`Stream`. It gives each block once, as a
@@ -21,9 +23,9 @@ case's arguments, which stay plain lists and arrays as data):
   ``block`` taken as the number of blocks) raises :class:`TooManyRows`.
 
 A second pass is an error even when the answer catches it: the first one is raised again
-when the call returns (:func:`watched`). The check's engine knows these errors by their
-type's name (:data:`ERRORS`), never by their text, and :func:`message` words the check's
-message, in the exercise's own words where its driver brings them (``"say"``).
+when the call returns (:func:`watched`). The driver knows these errors by their type's
+name (:data:`ERRORS`), never by their text, and words the check's message
+(:meth:`OnePass.failure`, :func:`message`) in the exercise's own words (``say``).
 
 What each can and cannot see (the trade-off):
 
@@ -41,7 +43,12 @@ What each can and cannot see (the trade-off):
   Those left are not what an answer writes by mistake, and any of them that copies K
   (or holds a score per key) fails the memory budget of the large case anyway. An
   answer may also change this module in its kernel; the kernel's word can only cost
-  points (``grader.grading.bridge``), so that buys nothing the source does not show.
+  points (``grader.grading.notebook.bridge``), so that buys nothing the source does not show.
+
+:class:`Observed` (``{"kind": "observe", "arg": 1, "name": "cache", "attrs": [...]}``) is a
+call whose outcome is a dict of the result (``"returned"``) and those attributes of
+argument ``arg`` after the call (``"cache.keys"``): an answer whose job includes changing
+an object it is given.
 * An array whose rows interleave in memory (Fortran order) cannot be counted by address
   and is handed over as it is.
 """
@@ -52,9 +59,18 @@ import contextlib
 import gc
 import weakref
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
+
+from ...learner.codec import Fixture
+from ...learner.drivers import Call, as_data, read_attribute
+from ...learner.plugins import LESSONS
+from ...learner.wording import case_title, describe_input
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
 
 
 class ReadTwice(RuntimeError):
@@ -711,11 +727,9 @@ def message(name: str, spec: dict, case, error) -> str:
     whose type is one of :data:`ERRORS`) on ``case``, in the words of ``spec`` (the
     driver's ``"one_pass"``): the diagnosis first, then what was read and where, then the
     smallest input."""
-    from .wording import case_title, describe_input
-
     say = {**SAY, **{k: tuple(v) for k, v in (spec.get("say") or {}).items()}}
     head, why = say.get(error.type, say["ReadTwice"])
-    shown = spec.get("shown") or SHOWN["stream" if "stream" in spec else "rows"]
+    shown = spec.get("shown") or SHOWN["rows" if spec.get("stream") is None else "stream"]
     lines = [head.format(name=name), "", f"Diagnosis: {why.format(name=name)}"]
     if error.message:
         lines.append(f"  What happened: {error.message}.")
@@ -726,5 +740,77 @@ def message(name: str, spec: dict, case, error) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["BlockKept", "ERRORS", "NotAList", "Once", "ReadTwice", "Rows", "Stream",
-           "TooManyRows", "counted", "hand_over", "message", "watched"]
+# ----------------------------------------------------------------------------- a stream as a fixture
+
+@LESSON.fixture("normal_blocks")
+def _normal_blocks(seed: int, shape, loc: float = 0.0, scale: float = 1.0):
+    """``shape[0]`` blocks of ``shape[1]`` normal draws, made one at a time as they are
+    read. The generator is made here, before any block: the first use of NumPy's random
+    module costs memory that is not the reader's."""
+    rng = np.random.default_rng(int(seed))
+    n, size = (int(v) for v in shape)
+    return (rng.normal(loc, scale, size=size) for _ in range(n))
+
+
+def normal_blocks_fixture(seed: int, n: int, size: int, loc: float = 0.0,
+                          scale: float = 1.0) -> Fixture:
+    """A stream of ``n`` blocks of ``size`` normal draws, each made when it is read."""
+    around = f" around {loc:g}" if loc else ""
+    return Fixture("normal_blocks", {"seed": int(seed), "shape": [int(n), int(size)],
+                                     "loc": float(loc), "scale": float(scale)},
+                   f"<a stream of {n:,} blocks of {size:,} random normal scores{around} "
+                   f"(seed {seed}), each made when it is read>")
+
+
+# ----------------------------------------------------------------------------- the drivers
+
+@LESSON.driver
+@dataclass(frozen=True)
+class OnePass(Call):
+    """``answer(*args, **kwargs)``, with argument ``stream`` handed over as a stream of
+    blocks, or the arguments ``rows`` as arrays that note which rows are read, ``block``
+    (an argument's index) rows at a time. ``say`` and ``shown``: the exercise's words for
+    each error's type and for the line under the input (:data:`SAY`, :data:`SHOWN`)."""
+
+    stream: int | None = None
+    rows: list | None = None
+    block: int | None = None
+    say: dict | None = None
+    shown: str = ""
+
+    kind: ClassVar[str] = "one_pass"
+
+    @property
+    def spec(self) -> dict:
+        return {"stream": self.stream, "rows": self.rows, "block": self.block,
+                "say": self.say, "shown": self.shown}
+
+    def hand_over(self, args, names=()):
+        return hand_over(args, self.spec, names)[0]
+
+    def handed_over(self, args, names=()):
+        return watched(args, self.spec, names)
+
+    def failure(self, name, case, error):
+        return message(name, self.spec, case, error) if error.type in ERRORS else None
+
+
+@LESSON.driver
+@dataclass(frozen=True)
+class Observed(Call):
+    """``answer(*args, **kwargs)``, and then the attributes ``attrs`` of argument ``arg``
+    (``"len"``: its length), reported as ``"name.attr"`` beside the returned value."""
+
+    arg: int = 0
+    name: str = ""
+    attrs: list = ()
+
+    kind: ClassVar[str] = "observe"
+
+    def observed(self, args):
+        target = args[self.arg]
+        return {f"{self.name}.{attr}": as_data(read_attribute(target, attr)) for attr in self.attrs}
+
+
+__all__ = ["BlockKept", "ERRORS", "NotAList", "Observed", "normal_blocks_fixture", "Once", "OnePass", "ReadTwice", "Rows",
+           "Stream", "TooManyRows", "counted", "hand_over", "message", "watched"]
