@@ -34,7 +34,7 @@ from ...kit import build_kit, kit_hash, reference_hash
 from ..notebook import job as job_module
 from ..notebook.results import TestResult
 from ..notebook.job import Job, JobResult, font_cache, run_job
-from ..notebook.sandbox import Limits, Sandbox, detect
+from ..notebook.sandbox import Limits, Sandbox, SandboxKind, detect
 
 SANDBOX_ENV = "ATTENTION_GRADING_SANDBOX"  # the sandbox the wrapper checked: bwrap | none
 BWRAP_RESOURCE = "attention-bwrap"
@@ -98,7 +98,7 @@ class WorkerSide:
     def sandbox(self, kind: str) -> Sandbox:
         """The sandbox a job asks for: this machine's bubblewrap, or the fallback."""
         if kind not in self.boxes:
-            if kind == "bwrap":  # the resources keep such jobs away; never grade unsandboxed
+            if SandboxKind(kind) is SandboxKind.BWRAP:  # the resources keep such jobs away; never grade unsandboxed
                 raise RuntimeError(f"this worker has no bubblewrap ({self.boxes[self.mode].reason})")
             self.boxes[kind] = detect(kind, self.kit, [course_root(), *self.hidden], self.scratch, Limits())
         return self.boxes[kind]

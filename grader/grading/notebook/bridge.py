@@ -22,7 +22,7 @@ import numpy as np
 
 from ...learner import codec
 from ...learner.agent import MIME
-from ...learner.drivers import kib
+from ...learner.drivers import Call, kib
 from ...learner.cases import Case, ErrorInfo, Outcome, Work
 from ...learner.mutation import source_changes
 from ...learner.shortcuts import Finding, Rules, SourceScope, scan_source
@@ -161,7 +161,7 @@ class RemoteSubject:
     def _changed(self, case: Case, outcome: Outcome) -> Outcome:
         """``outcome``, with the input its source changes in place named when the kernel
         did not name one: the kernel's own comparison can add this finding, not hide it."""
-        if outcome.error is not None or outcome.mutated or self.driver.kind != "call":
+        if outcome.error is not None or outcome.mutated or type(self.driver) is not Call:
             return outcome
         given = dict(zip(case.names, case.args)) | dict(case.kwargs)
         for param in self.changes:

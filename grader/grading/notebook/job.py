@@ -248,7 +248,7 @@ class _Private:
         self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
         # Without bubblewrap a kernel of its own user must reach in/ and box-N/ here.
-        os.chmod(self.dir, 0o700 if job.sandbox.kind == "bwrap" else 0o711)
+        os.chmod(self.dir, 0o700 if job.sandbox.bubblewrap else 0o711)
         self.work = self.dir / "in" / "work"
         fonts = self.dir / "in" / "home" / ".matplotlib"
         for d in (self.dir / "in", self.work, self.dir / "in" / "home", fonts):

@@ -417,7 +417,7 @@ class Kernel:
         """Start the kernel's sandbox and return at once; :meth:`connect` waits for it.
         Warm (``grader.grading.notebook.zygote``), the sandbox holds itself open until the zygote's
         child joins it in :meth:`connect`; cold, it runs the kernel from nothing."""
-        if self.sandbox.kind != "bwrap":
+        if not self.sandbox.bubblewrap:
             os.mkdir(self.box, 0o700)  # fresh: the start program hands it to the kernel
         if self.sandbox.warm and not self.cold_because and self.zygote is None:
             self.zygote = zygotes.for_kernels(self.preload, self.env, self._font_cache(),
@@ -456,7 +456,7 @@ class Kernel:
         its user taken): the process the zygote's child joins."""
         while time.monotonic() < deadline and self.km.provisioner.process.poll() is None:
             found = _direct_children(self.pid() or -1)
-            if self.sandbox.kind == "bwrap":
+            if self.sandbox.bubblewrap:
                 found = [c for init in found for c in _direct_children(init)]
             else:
                 found = [self.pid()]
@@ -480,7 +480,7 @@ class Kernel:
         request = {
             "hold": hold, "uid": self.uid, "box": self.box, "cwd": f"{self.box}/work",
             "env": box_env(self.env, self.box),
-            "nproc": limits.processes if self.sandbox.kind == "bwrap" or self.uid >= 0 else 0,
+            "nproc": limits.processes if self.sandbox.bubblewrap or self.uid >= 0 else 0,
             "data": limits.memory_bytes, "fsize": limits.file_mb * 1024 * 1024,
             "cgroup": self.cgroup.procs if self.cgroup else "", "argv": ["ipykernel", *self._kernel_argv()],
         }
@@ -514,7 +514,7 @@ class Kernel:
     def _box_root(self) -> tuple[int, list[str]]:
         """A descriptor of a folder the grader holds, and the path beneath it to the
         kernel's sockets."""
-        if self.sandbox.kind != "bwrap":
+        if not self.sandbox.bubblewrap:
             return os.open(self.job_dir, os.O_PATH | os.O_DIRECTORY), [f"box-{self.n}", "sock"]
         init = _children(self.pid() or -1)  # bubblewrap's process inside the sandbox
         if not init:
@@ -593,7 +593,7 @@ class Kernel:
         if pid is None:
             return []
         tree, todo = [], _children(pid)
-        if self.sandbox.kind == "bwrap":
+        if self.sandbox.bubblewrap:
             todo = [c for init in todo for c in _children(init)]
         else:
             tree.append(pid)
@@ -607,14 +607,14 @@ class Kernel:
 
     def sandbox_init(self) -> int | None:
         """Bubblewrap's first process inside the sandbox (None without bubblewrap)."""
-        init = _children(self.pid() or -1) if self.sandbox.kind == "bwrap" else []
+        init = _children(self.pid() or -1) if self.sandbox.bubblewrap else []
         return init[0] if init else None
 
     def last_pid(self) -> int | None:
         """The last process number taken in the sandbox's own namespace (None where it
         cannot be read: no bubblewrap, or a grader that is not root)."""
         nsenter, cat = shutil.which("nsenter"), shutil.which("cat")
-        init = _children(self.pid() or -1) if self.sandbox.kind == "bwrap" else []
+        init = _children(self.pid() or -1) if self.sandbox.bubblewrap else []
         if not (nsenter and cat and init) or os.getuid() != 0:
             return None
         try:
@@ -683,7 +683,7 @@ class Kernel:
             if self.warm.pid is not None and self.warm.alive():
                 _kill_tree(self.warm.pid)  # with bubblewrap, gone with its sandbox already
             self.warm.close()
-        if self.sandbox.kind != "bwrap" and self.uid >= 0:
+        if not self.sandbox.bubblewrap and self.uid >= 0:
             _kill_user(self.uid)  # no process namespace: whatever the kernel left running
         if self.cgroup is not None:
             self.cgroup.remove()

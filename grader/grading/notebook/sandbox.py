@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from . import cgroup
@@ -78,9 +79,14 @@ def kernel_uid() -> int:
     return BASE_UID + (os.getpid() % (1 << 22)) * 16 + _uids % 16
 
 
+class SandboxKind(StrEnum):
+    BWRAP = "bwrap"  # bubblewrap: namespaces of its own
+    NONE = "none"  # a private directory and limits only (--sandbox none)
+
+
 @dataclass(frozen=True)
 class Sandbox:
-    kind: str  # "bwrap" or "none"
+    kind: SandboxKind  # given as its value ("bwrap", "none") too
     readonly: tuple[str, ...] = ()
     symlinks: tuple[tuple[str, str], ...] = ()  # (target, link) pairs, e.g. usr-merged /bin
     masked: tuple[str, ...] = ()  # files and folders hidden inside the read-only ones
@@ -93,12 +99,19 @@ class Sandbox:
     no_cgroup: str = ""  # why not
     warm: bool = True  # kernels are forked from a zygote (grader.grading.notebook.zygote); else cold
 
+    def __post_init__(self):
+        object.__setattr__(self, "kind", SandboxKind(self.kind))  # a ValueError names a wrong one
+
+    @property
+    def bubblewrap(self) -> bool:
+        return self.kind is SandboxKind.BWRAP
+
     def kernel_uid(self) -> int:
         """The user the next kernel runs as (-1: the grader's own)."""
         return kernel_uid() if self.drop else -1
 
     def describe(self) -> str:
-        if self.kind == "bwrap":
+        if self.bubblewrap:
             sized = "" if self.sized_tmp else " (this bubblewrap cannot cap what a kernel writes)"
             return ("bubblewrap: each notebook runs as an unprivileged user with no network, its "
                     "own processes, a read-only system and a private tmpfs" + sized + "; it sees "
@@ -129,10 +142,10 @@ class Sandbox:
 
     def box(self, job_dir: Path, n: int) -> str:
         """The folder kernel ``n`` of the job in ``job_dir`` writes in, as the kernel sees it."""
-        return BOX if self.kind == "bwrap" else str(job_dir / f"box-{n}")
+        return BOX if self.bubblewrap else str(job_dir / f"box-{n}")
 
     def inbox(self, job_dir: Path) -> str:
-        return INBOX if self.kind == "bwrap" else str(job_dir / "in")
+        return INBOX if self.bubblewrap else str(job_dir / "in")
 
     def command(self, cmd: list[str], job_dir: Path, n: int, uid: int, limits: Limits,
                 cgroup: str = "") -> list[str]:
@@ -143,9 +156,9 @@ class Sandbox:
         limited = [sys.executable, "-I", "-S", str(LIMITED_EXEC), str(limits.memory_bytes),
                    str(limits.file_mb * 1024 * 1024), cgroup, "--"]
         start = [sys.executable, "-I", "-S", "-c", START.read_text(), self.box(job_dir, n),
-                 self.inbox(job_dir), str(uid), str(limits.processes if self.kind == "bwrap" or uid >= 0
+                 self.inbox(job_dir), str(uid), str(limits.processes if self.bubblewrap or uid >= 0
                                                    else 0), "--"]
-        if self.kind != "bwrap":
+        if not self.bubblewrap:
             return limited + start + cmd
         return limited + self.bwrap_args(job_dir, limits) + start + cmd
 
