@@ -95,7 +95,7 @@ def os_budget(budget: int) -> int:
 
 def measured(case: Case) -> bool:
     """Whether ``case`` is measured from outside at grading (it has a memory budget)."""
-    return bool(case.build) and "memory_budget" in case.build
+    return case.build is not None and case.build.memory_budget is not None
 
 
 def _key(case: Case) -> str:
@@ -204,13 +204,13 @@ class RemoteSubject:
     def _measure(self, case: Case) -> Outcome:
         """Run a case with a memory budget, measured from outside (see
         :class:`grader.grading.notebook.measure.MemoryWindow`): its inputs are built first, then
-        the kernel's peak memory is reset, then the arguments in ``build["late"]`` (by
+        the kernel's peak memory is reset, then the arguments in ``build.late`` (by
         default the first: the query) are sent and the answer runs. Without them the
         answer cannot be worked out ahead of the window. The kernel's own measure can
         only add a finding: the result is within the budget only if both say so."""
-        build = case.build or {}
+        build = case.build
         data = case.for_kernel()
-        late = {i: data["args"][i] for i in build.get("late", (0,))}
+        late = {i: data["args"][i] for i in (build.late if build.late is not None else (0,))}
         staged = {**data, "args": [None if i in late else a for i, a in enumerate(data["args"])]}
         head = {"target": self.target, "driver": self.driver.to_data()}
         first = self.session.ask(json.dumps({**head, "stage": json.loads(codec.dumps(staged))}))
@@ -227,7 +227,7 @@ class RemoteSubject:
         value = outcome.value
         if outcome.error is not None or not isinstance(value, dict) or "extra memory" not in value:
             return outcome
-        budget = int(build["memory_budget"])
+        budget = int(build.memory_budget)
         # The kernel's own word counts only against it: exactly the within-budget value.
         within = value["extra memory"] == f"at most {kib(budget)}" and not window.problem and \
             not started and growth <= os_budget(budget)

@@ -180,7 +180,7 @@ def site_packages() -> list[str]:
 def kernel_env(kit: str = "") -> dict[str, str]:
     """A clean environment: nothing of the grader's (tokens, paths) reaches student code.
     The course's package comes from the student kit alone. The kernel's own folders
-    (HOME, TMPDIR, ...) are added per kernel (``grader.grading.notebook.kernel.box_env``)."""
+    (HOME, TMPDIR, ...) are added per kernel (``grader.grading.notebook.sandbox.box_env``)."""
     return {
         "PYTHONPATH": os.pathsep.join(([kit] if kit else []) + site_packages()),
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),

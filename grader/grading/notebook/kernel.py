@@ -32,7 +32,7 @@ from jupyter_client.utils import run_sync
 
 from . import cgroup as cgroups, nbjson, zygote as zygotes
 from .measure import SAMPLE, MemoryWindow, children as _children
-from .sandbox import BOX, Limits, Sandbox
+from .sandbox import BOX, Limits, Sandbox, box_env
 from .jupyter_types import OUTPUTS, Msg, Output
 from .status import FATAL, FINISHED, RunStatus
 from .structure import depth
@@ -367,13 +367,6 @@ def _kill_user(uid: int) -> None:
         finally:
             os._exit(0)
     os.waitpid(pid, 0)
-
-
-def box_env(env: dict, box: str) -> dict:
-    """``env`` with the kernel's own folders, all in ``box``."""
-    home = f"{box}/home"
-    return {**env, "HOME": home, "TMPDIR": f"{box}/tmp", "MPLCONFIGDIR": f"{home}/.matplotlib",
-            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime"}
 
 
 class Kernel:

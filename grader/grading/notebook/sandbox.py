@@ -192,6 +192,13 @@ class Sandbox:
         return args
 
 
+def box_env(env: dict, box: str) -> dict:
+    """``env`` with the kernel's own folders, all in ``box``."""
+    home = f"{box}/home"
+    return {**env, "HOME": home, "TMPDIR": f"{box}/tmp", "MPLCONFIGDIR": f"{home}/.matplotlib",
+            "IPYTHONDIR": f"{home}/.ipython", "JUPYTER_RUNTIME_DIR": f"{home}/.jupyter-runtime"}
+
+
 def _covered(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 

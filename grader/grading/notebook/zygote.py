@@ -33,6 +33,8 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
+from .sandbox import box_env
+
 SOURCE = Path(__file__).with_name("_zygote.py")
 HOLD = ("sleep", "infinity")  # what a warm kernel's sandbox runs until the kernel joins it
 KEEP = 2  # zygotes kept per process (one per set of imports: lessons import different ones)
@@ -47,8 +49,6 @@ class Zygote:
     environment is ``env``."""
 
     def __init__(self, preload: tuple[str, ...], env: dict, font_cache: str = "", scratch: str = ""):
-        from .kernel import box_env
-
         self.dir = Path(tempfile.mkdtemp(prefix="zygote-", dir=scratch or None))
         fonts = self.dir / "home" / ".matplotlib"
         fonts.mkdir(parents=True)
