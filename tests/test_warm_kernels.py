@@ -186,3 +186,25 @@ def test_a_zygote_put_aside_for_other_imports_keeps_its_kernel_until_it_ends():
             kernel.stop()
         first.proc.wait(timeout=30)  # it ends by itself once its kernel has ended
     zygotes.close_all()
+
+
+def test_cold_kernels_are_asked_for_by_name_and_reach_a_remote_worker(monkeypatch, tmp_path):
+    from grader.cli import main
+    from grader.grading.classroom import worker
+    from grader.grading.notebook.job import Job
+    from grader.grading.notebook.sandbox import Sandbox
+
+    asked = {}
+    monkeypatch.setattr("grader.grading.classroom.batch.grade", lambda *a, **kw: asked.update(kw) or 0)
+    assert main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--kernels", "cold"]) == 0
+    assert asked["kernels"] == "cold"
+    with pytest.raises(SystemExit):
+        main(["grade", str(tmp_path), "--kernels", "tepid"])
+    assert "start cold" in Sandbox("bwrap", warm=False).describe()
+    assert "start warm" in Sandbox("bwrap").describe()
+    data = worker.job_data(Job("s", "a", "a.ipynb", {}, {}, {}, None, sandbox=Sandbox("none", warm=False)))
+    side = worker.WorkerSide.__new__(worker.WorkerSide)  # its kit and scratch are not needed here
+    side.boxes, side.scratch, side.fonts, side.kit = {"none": Sandbox("none")}, tmp_path, "", tmp_path
+    assert data["warm"] is False and side.job(data).sandbox.warm is False
+    data["warm"] = True
+    assert side.job(data).sandbox.warm is True
