@@ -9,6 +9,7 @@ in the next kernel forked from the same zygote, it finds none.
 import dataclasses
 import json
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,29 @@ def test_cold_kernels_are_asked_for_by_name_and_reach_a_remote_worker(monkeypatc
     assert data["warm"] is False and side.job(data).sandbox.warm is False
     data["warm"] = True
     assert side.job(data).sandbox.warm is True
+
+
+def test_a_fork_that_fails_ahead_of_its_job_leaves_the_kernel_cold_and_working(monkeypatch):
+    zygotes.close_all()
+
+    def refuse(self, request, out, status):
+        raise zygotes.WarmUnavailable("it refused on purpose")
+
+    monkeypatch.setattr(zygotes.Zygote, "fork", refuse)
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o711)
+        box = detect("bwrap", ROOT, [ROOT / "solutions"], scratch, LIMITS)
+        zygote = zygotes.for_kernels(PRELOAD, kernel_env(), "", str(scratch))
+        assert zygote.ready(time.monotonic() + 120) == ""  # so the fork is tried in launch()
+        kernel = Kernel(_job(scratch, "early"), box, LIMITS, kernel_env(), 0, PRELOAD)
+        kernel.launch()
+        assert "refused on purpose" in kernel._early
+        kernel.connect()
+        try:
+            cell = nbjson.new_cell("code", "print(6 * 7)", "c0")
+            assert kernel.run(cell, 0, float("inf")).status == "ok" and cell.outputs[0].text == "42\n"
+            assert kernel.zygote is None and "refused on purpose" in kernel.cold_because
+        finally:
+            kernel.stop()
+    zygotes.close_all()

@@ -398,6 +398,7 @@ class Kernel:
         self.warm: zygotes.WarmChild | None = None  # the forked kernel, once asked for
         self.cold_because = ""  # why a kernel that could start warm started cold
         self._out = -1  # the write end of its output pipe, until the warm kernel has it
+        self._early = ""  # why forking it in launch() failed
 
     def start(self) -> None:
         self.launch()
@@ -435,10 +436,17 @@ class Kernel:
         except Exception as exc:  # jupyter_client raises several kinds here
             os.close(write)
             self._failed(exc)
-        if self.zygote is not None:
-            self._out = write  # the forked kernel writes to it too
-        else:
+        if self.zygote is None:
             os.close(write)
+            return
+        self._out = write  # the forked kernel writes to it too
+        if self.zygote.problem == "":
+            # The zygote is ready: fork now (its sandbox takes a few milliseconds), so that
+            # ipykernel starts while the caller goes on, as a cold kernel launched ahead does.
+            try:
+                self._fork_warm(time.monotonic() + self.limits.startup)
+            except zygotes.WarmUnavailable as exc:
+                self._early = str(exc)  # connect() starts it cold
 
     def _font_cache(self) -> str:
         found = sorted((self.job_dir / "in" / "home" / ".matplotlib").glob("fontlist-v*.json"))
@@ -540,12 +548,14 @@ class Kernel:
     def connect(self) -> None:
         """Wait until the launched kernel answers (or raise :class:`KernelStartError`),
         then put the submission's files in its working folder."""
-        if self.zygote is not None and self.warm is None:
+        if self.zygote is not None and (self.warm is None or self._early):
             try:
+                if self._early:
+                    raise zygotes.WarmUnavailable(self._early)
                 self._fork_warm(time.monotonic() + self.limits.startup)
             except zygotes.WarmUnavailable as exc:
                 self.stop()
-                self.cold_because, self.zygote, self.warm = str(exc), None, None
+                self.cold_because, self.zygote, self.warm, self._early = str(exc), None, None, ""
                 _say_cold(self.cold_because)
                 self.launch()
         try:
