@@ -408,9 +408,10 @@ class Kernel:
         return ["-f", f"{self.sandbox.inbox(self.job_dir)}/kernel-{self.n}.json", "--HistoryManager.enabled=False"]
 
     def launch(self) -> None:
-        """Start the kernel's sandbox and return at once; :meth:`connect` waits for it.
-        Warm (``grader.grading.notebook.zygote``), the sandbox holds itself open until the zygote's
-        child joins it in :meth:`connect`; cold, it runs the kernel from nothing."""
+        """Start the kernel and return without waiting for it; :meth:`connect` waits.
+        Warm (``grader.grading.notebook.zygote``), the sandbox holds itself open until the
+        zygote's child joins it: here, once the zygote is ready (a few milliseconds), else
+        in :meth:`connect`. Cold, the sandbox runs the kernel from nothing."""
         if not self.sandbox.bubblewrap:
             os.mkdir(self.box, 0o700)  # fresh: the start program hands it to the kernel
         if self.sandbox.warm and not self.cold_because and self.zygote is None:
