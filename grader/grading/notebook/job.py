@@ -51,7 +51,7 @@ from .choice import MISSING, NOT_GRADED, UNREADABLE, choose
 from .integrity import notes as integrity_notes
 from .kernel import CellRun, Kernel, KernelStartError, run_notebook
 from .nbjson import cell_text, nbgrader_meta
-from .repair import Plan, assemble, read_submission
+from .repair import Plan, assemble, link_tests, read_submission
 from .sandbox import Limits, Sandbox
 from .results import CheckVerdict, TestResult
 from .scoring import answers, missing_tests, score
@@ -621,12 +621,7 @@ def proof_plan(source, release) -> Plan:
             grade_ids.append(grade_id)
     plan = Plan(nbjson.new_notebook(cells, dict(full.nb.metadata)), kinds, grade_ids)
     plan.given = full.given
-    current = ""
-    for kind, grade_id in zip(kinds, grade_ids):
-        if kind == CellKind.ANSWER:
-            current = grade_id
-        elif kind == CellKind.TEST and current:
-            plan.answer_of[grade_id] = current
+    link_tests(plan)
     return plan
 
 

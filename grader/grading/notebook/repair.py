@@ -263,10 +263,15 @@ def assemble(source: nbjson.Node, release: nbjson.Node, submitted: dict | None) 
     plan = Plan(nb, kinds, grade_ids, repairs)
     plan.given = {nbgrader_meta(c)["grade_id"]: _text(c.source) for c in rel
                   if kind_of(c) in WRITTEN and nbgrader_meta(c).get("grade_id")}
+    link_tests(plan)
+    return plan
+
+
+def link_tests(plan: Plan) -> None:
+    """Fill ``plan.answer_of``: each test cell's answer cell, the last one before it."""
     current = ""
-    for kind, grade_id in zip(kinds, grade_ids):
+    for kind, grade_id in zip(plan.kinds, plan.grade_ids):
         if kind == CellKind.ANSWER:
             current = grade_id
         elif kind == CellKind.TEST and current:
             plan.answer_of[grade_id] = current
-    return plan
