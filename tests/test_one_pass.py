@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import json
 import functools
 import itertools
 import linecache
@@ -417,6 +418,37 @@ def test_at_grading_two_pass_answers_fail_with_the_read_twice_message(exercise, 
     verdict = graded(InProcessKernel(namespace()), exercise, name)
     assert not verdict.passed
     assert_well_formed(verdict.message, expected)
+
+
+class ForgingKernel(InProcessKernel):
+    """The agent's replies to a budgeted run, with its ``within budget`` field set to
+    ``within`` (or dropped, for None) while its words still say "at most"."""
+
+    def __init__(self, ns: dict, within):
+        super().__init__(ns)
+        self.within = within
+
+    def request(self, code, index, deadline, mime):
+        run, reply = super().request(code, index, deadline, mime)
+        data = json.loads(reply)
+        for outcome in data.get("outcomes", ()):
+            if "within budget" in outcome:
+                assert "at most" in json.dumps(outcome["value"])
+                outcome.pop("within budget")
+                if self.within is not None:
+                    outcome["within budget"] = self.within
+        return run, json.dumps(data)
+
+
+@pytest.mark.parametrize("within", [False, None, "yes"])
+def test_at_grading_the_budget_is_read_from_the_field_never_from_the_words(within):
+    """A kernel whose field says over the budget (or says nothing, or not a bool) fails
+    the budgeted case, whatever its words say; the same answer passes when it says within."""
+    verdict = graded(ForgingKernel(namespace(), within), "online_softmax_stats", "stats_reduce")
+    assert not verdict.passed
+    assert "more than" in verdict.message, verdict.message
+    honest = graded(ForgingKernel(namespace(), True), "online_softmax_stats", "stats_reduce")
+    assert honest.passed, honest.message
 
 
 @pytest.mark.slow

@@ -29,7 +29,7 @@ import numpy as np
 
 from . import codec
 from .cases import Case, ErrorInfo, Outcome
-from .drivers import Call, Driver, as_data, build_of, invoke
+from .drivers import Budgeted, Call, Driver, as_data, build_of, invoke
 from .env import one_thread, quiet
 from .fixtures import materialise
 from .shortcuts import Rules, code_objects, functions_of, scan
@@ -179,6 +179,8 @@ def run_staged(answer, driver: Call, late: dict, namespace: dict) -> Outcome:
         return Outcome(error=error_info(exc, answer))
     if _raw_bytes(value) * 4 // 3 > MAX_OUTCOME:
         return _too_large()
+    if isinstance(value, Budgeted):
+        return Outcome(value=as_data(value.value), within_budget=value.within)
     return Outcome(value=as_data(value))
 
 

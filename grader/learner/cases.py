@@ -234,16 +234,21 @@ class ErrorInfo:
 @dataclass
 class Outcome:
     """What one run of an answer on one case gave: a value, or an error; the name of an
-    argument it changed in place, if any; and, in a run with stand-ins, the helpers whose
-    stand-ins it called (``reached``: the kernel's word, which only words a message)."""
+    argument it changed in place, if any; in a run with stand-ins, the helpers whose
+    stand-ins it called (``reached``: the kernel's word, which only words a message);
+    and, for a run under a memory budget, whether the kernel measured it within
+    (``within_budget``: its word, which can only add a finding to the grader's own)."""
 
     value: object = None
     error: ErrorInfo | None = None
     mutated: str = ""
     reached: tuple[str, ...] = ()
+    within_budget: bool | None = None
 
     def to_data(self) -> dict:
         extra = {"reached": list(self.reached)} if self.reached else {}
+        if self.within_budget is not None:
+            extra["within budget"] = self.within_budget
         if self.error is not None:
             e = self.error
             bases = {"bases": list(e.bases)} if e.bases else {}
@@ -267,7 +272,9 @@ class Outcome:
             return cls(error=ErrorInfo(text("type", 200) or "Exception", text("message", 20_000),
                                        text("where", 2000), text("helper", 200), bases),
                        mutated=mutated, reached=reached)
-        return cls(value=d.get("value"), mutated=mutated, reached=reached)
+        within = d.get("within budget")
+        return cls(value=d.get("value"), mutated=mutated, reached=reached,
+                   within_budget=within if isinstance(within, bool) else None)
 
 
 @dataclass

@@ -138,7 +138,18 @@ def invoke(answer, args: list, kwargs: dict, data: dict, driver: Call, namespace
     if budget is not None:
         within = peak <= budget
         out["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
+        return Budgeted(out, within)
     return out
+
+
+@dataclass(frozen=True)
+class Budgeted:
+    """A result run under a memory budget (``value``, whose ``"extra memory"`` words it
+    for the learner), and whether this process measured it within: as data, so that the
+    grader never reads it back out of the words."""
+
+    value: dict
+    within: bool
 
 
 def _object(cls, data: dict, driver: Object, namespace: dict):
@@ -232,7 +243,8 @@ class Call(Driver):
     def run(self, answer, data, namespace):
         args = list(materialise(data["args"], namespace))
         kwargs = materialise(data["kwargs"], namespace)
-        return invoke(answer, args, kwargs, data, self, namespace)
+        result = invoke(answer, args, kwargs, data, self, namespace)
+        return result.value if isinstance(result, Budgeted) else result
 
     def handed_over(self, args: list, names=()):
         """A context in which the answer runs on the arguments it yields; it may raise,

@@ -225,11 +225,11 @@ class RemoteSubject:
             return self._failure(reply)
         outcome = self._changed(case, Outcome.from_data(outcomes[0]))
         value = outcome.value
-        if outcome.error is not None or not isinstance(value, dict) or "extra memory" not in value:
+        if outcome.error is not None or not isinstance(value, dict):
             return outcome
         budget = int(build.memory_budget)
-        # The kernel's own word counts only against it: exactly the within-budget value.
-        within = value["extra memory"] == f"at most {kib(budget)}" and not window.problem and \
+        # The kernel's own word (a field, never its words) counts only against it.
+        within = outcome.within_budget is True and not window.problem and \
             not started and growth <= os_budget(budget)
         value["extra memory"] = f"{'at most' if within else 'more than'} {kib(budget)}"
         return outcome
