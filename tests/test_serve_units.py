@@ -475,3 +475,107 @@ def test_json_for_a_person_escapes_what_printable_escapes_and_means_the_same(tmp
         assert char not in text
     assert "\\u202e" in text and "\\u0085" in text and "zoë" in text and "\\udcff" in text
     assert all(line.isprintable() for line in text.splitlines())
+
+
+class _Feed:
+    """A runner's feed that grades nothing: the test says when each job ends."""
+
+    def __init__(self):
+        self.out: dict = {}  # key: job, handed over and not yet ended
+        self.ended: list = []
+
+    @property
+    def pending(self) -> int:  # as a runner's: a job counts until its result is taken
+        return len(self.out) + len(self.ended)
+
+    def add(self, key, job) -> None:
+        assert key not in self.out
+        self.out[key] = job
+
+    def end(self, inbound: str) -> None:
+        for key in [k for k in self.out if k[0] == inbound]:
+            job = self.out.pop(key)
+            self.ended.append((key, f"graded {job}"))
+
+    def arrived(self, timeout):
+        ended, self.ended = self.ended, []
+        return ended
+
+
+class _Sub:
+    def __init__(self, student, assignment):
+        self.student, self.assignment, self.files = student, assignment, {}
+        self.key = student, assignment
+
+
+class _Session:
+    notebooks = ("a.ipynb", "b.ipynb")
+
+    def __init__(self):
+        self.finished = []
+
+    def submission_jobs(self, subs, jobs):
+        groups = {}
+        for sub in subs:
+            groups[sub.key] = []
+            for name in self.notebooks:
+                groups[sub.key].append(len(jobs))
+                jobs.append(f"{sub.student}/{name}")
+        return groups
+
+    def outputs(self, out, secrets):
+        session = self
+
+        class Written:
+            status, total, total_max = "graded", 1.0, 2.0
+
+            def kept(self):
+                return "kept"
+
+        class Outputs:
+            def finish(self, sub, done):
+                session.finished.append((sub.key, done))
+                return Written(), []
+
+        return Outputs()
+
+
+def _service(tmp_path, monkeypatch) -> serve.Service:
+    service = serve.Service.__new__(serve.Service)
+    service.ledger, service.feed, service.session = Ledger(tmp_path / "s.sqlite"), _Feed(), _Session()
+    service.flights, service.said, service.out = {}, {}, tmp_path
+    monkeypatch.setattr(service, "_read_submitted", lambda row, warnings: _Sub(*row.key))
+    monkeypatch.setattr(service, "_secret", lambda sub: (b"s", ""))
+    return service
+
+
+def test_serve_hands_each_submission_over_as_it_arrives_and_writes_it_when_its_notebooks_end(
+        tmp_path, monkeypatch):
+    service = _service(tmp_path, monkeypatch)
+    service.ledger.add("amy+01+t1+r", "amy", "01", 1.0, "collected")
+    assert service.send() == 1 and service.feed.pending == 2
+    service.ledger.add("bob+01+t2+r", "bob", "01", 2.0, "collected")
+    assert service.send() == 1 and service.feed.pending == 4  # amy's still out: bob's goes too
+    assert service.send() == 0  # nothing is handed over twice
+    service.feed.end("bob+01+t2+r")
+    assert service.take(0) == 1 and service.session.finished == [
+        (("bob", "01"), ["graded bob/a.ipynb", "graded bob/b.ipynb"])]
+    assert service.ledger.get("bob+01+t2+r").phase == "graded"
+    assert service.ledger.get("amy+01+t1+r").phase == "collected" and not service.idle
+
+
+def test_a_submission_superseded_while_it_is_graded_has_its_result_dropped(tmp_path, monkeypatch):
+    service = _service(tmp_path, monkeypatch)
+    service.ledger.add("amy+01+t1+r", "amy", "01", 1.0, "collected")
+    service.send()
+    service.ledger.set("amy+01+t1+r", "superseded", note="a later one replaced it")
+    service.ledger.add("amy+01+t2+r", "amy", "01", 2.0, "collected")
+    service.send()
+    service.feed.end("amy+01+t2+r")
+    assert service.take(0) == 1
+    service.feed.end("amy+01+t1+r")  # the earlier one ends last: it must not overwrite
+    assert service.take(0) == 0
+    assert [key for key, _ in service.session.finished] == [("amy", "01")]
+    assert service.session.finished[0][1][0] == "graded amy/a.ipynb"
+    assert service.ledger.get("amy+01+t1+r").phase == "superseded"
+    assert service.ledger.get("amy+01+t2+r").phase == "graded" and service.idle

@@ -145,52 +145,24 @@ class Cluster:
     def run(self, jobs: list[Job], on_result, meanwhile=None) -> None:
         """Grade ``jobs`` on the cluster; ``on_result(index, JobResult)`` here as each ends,
         once per job. ``meanwhile()`` runs once the first jobs are on their way."""
-        from distributed import KilledWorker, as_completed
-
+        feed = self.feed()
         deliver = Once(on_result)
-        run_id = uuid.uuid4().hex[:8]
-        need = resources_for(self.version, self.sandbox)
-        version = (self.version.kit, self.version.reference)
-        waiting = iter(enumerate(jobs))
-        index, futures = {}, as_completed(loop=self.client.loop)
-
-        def submit_next() -> bool:
-            for i, job in waiting:
-                future = self.client.submit(
-                    grade_remote, job_data(job), version, key=f"grade-{run_id}-{i}",
-                    resources=need, retries=1, priority=1 if job.proof else 0)
-                index[future.key] = i
-                futures.add(future)
-                return True
-            return False
-
-        checked = time.monotonic()
-
-        def fill() -> None:  # WINDOW jobs per thread of the workers that may grade them
-            while futures.count() < max(WINDOW * self.threads, 1) and submit_next():
-                pass
-
         try:
-            fill()
+            for i, job in enumerate(jobs):
+                feed.add(i, job)
             if meanwhile is not None:
                 meanwhile()
-            for future in futures:
-                i = index[future.key]
-                try:
-                    result = result_from(future.result())
-                except KilledWorker as exc:
-                    result = failed(jobs[i], f"every worker that took it died ({exc})")
-                except Exception as exc:  # noqa: BLE001 (a task that raised twice, a lost cluster)
-                    result = failed(jobs[i], f"{type(exc).__name__}: {exc}")
-                future.release()
-                if time.monotonic() - checked > RECOUNT:  # workers may have joined or left
-                    checked = time.monotonic()
-                    self.threads = self.capacity() or self.threads
-                fill()
-                deliver(i, result)
+            while feed.pending:
+                for i, result in feed.arrived(None):
+                    deliver(i, result)
         except BaseException:
-            self.client.cancel(list(futures.futures))
+            feed.cancel()
             raise
+
+    def feed(self) -> ClusterFeed:
+        """A feed of jobs into the cluster: added one by one, their results collected as
+        they end."""
+        return ClusterFeed(self)
 
     def close(self) -> None:
         self.client.close()
@@ -256,3 +228,79 @@ def open_cluster(address: str, sandbox: str, root, jobs: int, stream) -> Cluster
     for line in cluster.verdict.refused:
         print(f"warning: refused {line}", file=stream)
     return cluster
+
+
+class ClusterFeed:
+    """Jobs handed to a :class:`Cluster` one by one (``add``), under keys of the caller's,
+    and their results as they end (``arrived``). :data:`WINDOW` jobs per thread of the
+    workers that may grade them are on the cluster at a time (the threads counted again
+    every :data:`RECOUNT` seconds); the rest wait here, in the order they came."""
+
+    POLL = 0.05  # seconds between looks at the futures while waiting
+
+    def __init__(self, cluster: Cluster):
+        self.cluster = cluster
+        self.run_id = uuid.uuid4().hex[:8]
+        self.need = resources_for(cluster.version, cluster.sandbox)
+        self.version = (cluster.version.kit, cluster.version.reference)
+        self.jobs: dict = {}  # key: job, until its result is taken
+        self.queue: list = []  # keys not yet on the cluster
+        self.futures: dict = {}  # future: key
+        self.count = 0
+        self.checked = time.monotonic()
+
+    @property
+    def pending(self) -> int:
+        return len(self.jobs)
+
+    def add(self, key, job: Job) -> None:
+        if key in self.jobs:
+            raise KeyError(f"a job under the key {key!r} is already in this feed")
+        self.jobs[key] = job
+        self.queue.append(key)
+        self._fill()
+
+    def _fill(self) -> None:
+        if time.monotonic() - self.checked > RECOUNT:  # workers may have joined or left
+            self.checked = time.monotonic()
+            self.cluster.threads = self.cluster.capacity() or self.cluster.threads
+        while self.queue and len(self.futures) < max(WINDOW * self.cluster.threads, 1):
+            key = self.queue.pop(0)
+            job = self.jobs[key]
+            self.count += 1
+            future = self.cluster.client.submit(
+                grade_remote, job_data(job), self.version, key=f"grade-{self.run_id}-{self.count}",
+                resources=self.need, retries=1, priority=1 if job.proof else 0)
+            self.futures[future] = key
+
+    def arrived(self, timeout: float | None) -> list[tuple[object, JobResult]]:
+        """The results that have arrived, waiting up to ``timeout`` seconds (None: until
+        one does) when none has."""
+        from distributed import KilledWorker
+
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            done = [f for f in self.futures if f.done()]
+            if done or not self.futures or (end is not None and time.monotonic() >= end):
+                break
+            time.sleep(self.POLL)
+        out = []
+        for future in done:
+            key = self.futures.pop(future)
+            try:
+                result = result_from(future.result())
+            except KilledWorker as exc:
+                result = failed(self.jobs[key], f"every worker that took it died ({exc})")
+            except Exception as exc:  # noqa: BLE001 (a task that raised twice, a lost cluster)
+                result = failed(self.jobs[key], f"{type(exc).__name__}: {exc}")
+            future.release()
+            del self.jobs[key]
+            out.append((key, result))
+        self._fill()
+        return out
+
+    def cancel(self) -> None:
+        self.cluster.client.cancel(list(self.futures))
+        self.futures.clear()
+        self.queue.clear()
+        self.jobs.clear()

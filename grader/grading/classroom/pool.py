@@ -8,7 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import defaultdict
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 
 from ..notebook.job import Job, JobResult, over_limit, run_job
@@ -56,78 +56,151 @@ def _stop(pool: ProcessPoolExecutor) -> None:
 
 
 class PoolRunner:
-    """A pool of worker processes that stays up between batches, so that a worker's spare
-    kernel (``grader.grading.notebook.job``) is warm for the next job. ``grade`` runs one batch on
-    it; ``serve`` one batch per round of submissions."""
+    """A pool of worker processes that stays up between batches, so that a worker's zygote
+    (``grader.grading.notebook.zygote``) is warm for the next job. ``grade`` runs one batch
+    on it (:meth:`run`); ``serve`` feeds it each submission as it arrives (:meth:`feed`)."""
 
     def __init__(self, workers: int):
         self.workers = workers
         self.pool: ProcessPoolExecutor | None = None
         self.context = multiprocessing.get_context("spawn")
         self.killed = self.context.SimpleQueue()  # the jobs a worker's watchdog killed it over
+        self.over: set[tuple] = set()  # read from ``killed``, until the feed of the job takes it
 
     def run(self, jobs: list[Job], on_result, meanwhile=None) -> None:
         """Run every job; ``on_result(index, JobResult)`` in this process as each one ends.
-        ``meanwhile()`` runs here once the workers have started. A worker process that dies
-        takes only its own job with it: a job its watchdog killed it over is not graded
-        (``grader.grading.notebook.job.over_limit``) and the others go on at no cost; otherwise
-        each job is tried twice."""
-        pending = dict(enumerate(jobs))
-        tries = defaultdict(int)
-        while pending:
-            if self.pool is None:
-                self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context,
-                                                initializer=_worker_start,
-                                                initargs=(os.getpid(), self.killed))
-            pool = self.pool
-            try:
-                # One assignment after another: a worker's zygote (grader.grading.notebook.zygote)
-                # serves the kernels of one notebook's imports.
-                order = sorted(pending, key=lambda i: (pending[i].assignment, pending[i].notebook, i))
-                futures = {pool.submit(run_job, pending[i]): i for i in order}
-                if meanwhile is not None:
-                    meanwhile()
-                    meanwhile = None
-                for future in as_completed(futures):
-                    i = futures[future]
-                    try:
-                        result = future.result()
-                    except BrokenProcessPool:
-                        raise
-                    except Exception as exc:  # noqa: BLE001 (pickling and the like)
-                        job = pending[i]
-                        result = JobResult(job.student, job.assignment, job.notebook, JobStatus.FAILED,
-                                           error=f"{type(exc).__name__}: {exc}")
-                    del pending[i]
+        ``meanwhile()`` runs here once the workers have started. One assignment's notebook
+        after another: a worker's zygote serves the kernels of one notebook's imports."""
+        feed = self.feed()
+        try:
+            for i in sorted(range(len(jobs)), key=lambda i: (jobs[i].assignment, jobs[i].notebook, i)):
+                feed.add(i, jobs[i])
+            if meanwhile is not None:
+                meanwhile()
+            while feed.pending:
+                for i, result in feed.arrived(None):
                     on_result(i, result)
-            except BrokenProcessPool:
-                self.pool = None
-                pool.shutdown(wait=False, cancel_futures=True)
-                over = self._killed_over()
-                if over:  # the jobs it was killed over are not graded; the rest start again
-                    for i in [i for i in pending if pending[i].key in over]:
-                        on_result(i, over_limit(pending.pop(i)))
-                    continue
-                for i in list(pending):  # a death nobody explained
-                    tries[i] += 1
-                    if tries[i] >= 2:
-                        job = pending.pop(i)
-                        on_result(i, JobResult(job.student, job.assignment, job.notebook, JobStatus.FAILED,
-                                               error="the worker process grading it died twice"))
-            except BaseException:
-                self.pool = None
-                _stop(pool)
-                raise
+        except BaseException:
+            feed.cancel()
+            raise
 
-    def _killed_over(self) -> set[tuple]:
-        """The keys of the jobs a worker's watchdog killed it over since the last look."""
-        found = set()
+    def feed(self) -> PoolFeed:
+        """A feed of jobs into this pool: jobs are added one by one, and their results
+        collected as they end."""
+        return PoolFeed(self)
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.context,
+                                            initializer=_worker_start,
+                                            initargs=(os.getpid(), self.killed))
+        return self.pool
+
+    def _broken(self, pool: ProcessPoolExecutor) -> None:
+        """``pool`` broke (a worker died): the next job starts a new one."""
+        if self.pool is pool:
+            self.pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
         while not self.killed.empty():
-            found.add(tuple(self.killed.get()))
-        return found
+            self.over.add(tuple(self.killed.get()))
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown()
             self.pool = None
         self.killed.close()
+
+
+class PoolFeed:
+    """Jobs handed to a :class:`PoolRunner` one by one (``add``), under keys of the
+    caller's, and their results as they end (``arrived``). A worker process that dies takes
+    only its own job with it: a job its watchdog killed it over is not graded
+    (``grader.grading.notebook.job.over_limit``) and the others start again at no cost;
+    otherwise each job is tried twice."""
+
+    def __init__(self, runner: PoolRunner):
+        self.runner = runner
+        self.jobs: dict = {}  # key: job, until its result is taken
+        self.futures: dict[Future, tuple[object, ProcessPoolExecutor]] = {}  # key, and its pool
+        self.tries: dict = defaultdict(int)
+
+    @property
+    def pending(self) -> int:
+        return len(self.jobs)
+
+    def add(self, key, job: Job) -> None:
+        if key in self.jobs:
+            raise KeyError(f"a job under the key {key!r} is already in this feed")
+        self.jobs[key] = job
+        self._submit(key)
+
+    def _submit(self, key) -> None:
+        pool = self.runner._pool()
+        self.futures[pool.submit(run_job, self.jobs[key])] = key, pool
+
+    def arrived(self, timeout: float | None) -> list[tuple[object, JobResult]]:
+        """The results that have arrived, waiting up to ``timeout`` seconds (None: until
+        one does) when none has; each job's once."""
+        if not self.futures:
+            return []
+        done, _ = wait(self.futures, timeout, return_when=FIRST_COMPLETED)
+        out, broken = [], None
+        for future in done:
+            key, pool = self.futures.pop(future)
+            try:
+                out.append((key, future.result()))
+            except BrokenProcessPool:
+                broken = key
+                self.futures[future] = key, pool
+            except Exception as exc:  # noqa: BLE001 (pickling and the like)
+                job = self.jobs[key]
+                out.append((key, JobResult(job.student, job.assignment, job.notebook, JobStatus.FAILED,
+                                           error=f"{type(exc).__name__}: {exc}")))
+        if broken is not None:
+            out += self._restart()
+        for key, _ in out:
+            del self.jobs[key]
+        return out
+
+    def _restart(self) -> list[tuple[object, JobResult]]:
+        """After a worker died: every job of this feed still out ends, or starts again."""
+        wait(self.futures)  # a broken pool fails every future it holds, at once
+        out, again = [], []
+        for future, (key, pool) in list(self.futures.items()):
+            del self.futures[future]
+            try:
+                out.append((key, future.result()))
+                continue
+            except BrokenProcessPool:
+                self.runner._broken(pool)
+            except Exception as exc:  # noqa: BLE001
+                job = self.jobs[key]
+                out.append((key, JobResult(job.student, job.assignment, job.notebook, JobStatus.FAILED,
+                                           error=f"{type(exc).__name__}: {exc}")))
+                continue
+            again.append(key)
+        explained = bool(self.runner.over)  # a watchdog said which job it killed a worker over
+        over = {k for k in again if self.jobs[k].key in self.runner.over}
+        for key in over:  # the jobs it was killed over are not graded; the rest start again
+            self.runner.over.discard(self.jobs[key].key)
+            out.append((key, over_limit(self.jobs[key])))
+        for key in (k for k in again if k not in over):
+            if not explained:
+                self.tries[key] += 1
+            if self.tries[key] >= 2:
+                job = self.jobs[key]
+                out.append((key, JobResult(job.student, job.assignment, job.notebook, JobStatus.FAILED,
+                                           error="the worker process grading it died twice")))
+            else:
+                self._submit(key)
+        return out
+
+    def cancel(self) -> None:
+        """Stop at once: what has not started is cancelled and the workers end (their
+        kernels die with them)."""
+        pool = self.runner.pool
+        self.runner.pool = None
+        self.futures.clear()
+        self.jobs.clear()
+        if pool is not None:
+            _stop(pool)

@@ -33,7 +33,7 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...course import course_root
@@ -125,6 +125,18 @@ def _hours(seconds: float) -> str:
     return f"{hours:g} hours" if hours != 1 else "hour"
 
 
+@dataclass
+class Flight:
+    """A submission out to the workers: its ledger row, what was collected, the secret its
+    feedback goes under, and its notebooks' results as they arrive."""
+
+    row: object
+    sub: object
+    secret: tuple
+    notebooks: int
+    results: dict = field(default_factory=dict)
+
+
 class Service:
     def __init__(self, out: Path, *, jobs: int | None = None, scheduler: str | None = None,
                  only: list[str] | None = None, sandbox: str = "bwrap", limits: Limits | None = None,
@@ -140,6 +152,8 @@ class Service:
         self.session: GradingSession | None = None
         self.ledger = self._nbgrader = None
         self.said: dict[tuple[str, str], object] = {}  # this process's results, for grades.csv
+        self.flights: dict[str, Flight] = {}  # inbound folder: its submission, out to the workers
+        self.feed = None
         self.handled = 0
 
     @property
@@ -186,6 +200,7 @@ class Service:
         except SetupError as exc:
             print(f"serve: {exc}", file=self.err)
             return 2
+        self.feed = self.session.runner.feed()
         print(f"Watching {self.exchange.inbound} ({self.policy.describe()}; late work: "
               f"{self.late.describe}).", file=self.stream, flush=True)
         return 0
@@ -215,19 +230,24 @@ class Service:
         return 0
 
     def close(self) -> None:
+        if self.feed is not None and self.feed.pending:
+            self.feed.cancel()  # what is out is graded again at the next start
         if self.session is not None:
             self.session.close()
         if self.ledger is not None:
             self.ledger.close()
 
     # ------------------------------------------------------------------ one round
-    def round(self) -> int:
-        """Handle what is waiting; return how many submissions are still waiting to be
-        read (folders nbgrader is still writing)."""
+    def round(self, wait: float = 0.0) -> int:
+        """Handle what is waiting: collect each new submission, hand it to the workers, and
+        write and release what they have graded, waiting up to ``wait`` seconds for them;
+        return how many submissions are still waiting to be read (folders nbgrader is still
+        writing)."""
         now = time.time()
         unsettled = self.scan(now)
         self.decide(now)
-        graded = self.grade()
+        self.send()
+        graded = self.take(wait)
         released = self.release(time.time())
         if graded or released or not (self.out / "grades.csv").exists():
             problem = write_grades(self.out, self.recorder, self.course, self.said)
@@ -301,56 +321,79 @@ class Service:
         self.say(f"{row.student} {row.assignment}: over the attempt limit ({shown} in "
                  f"{_hours(self.policy.window)}); graded at {utc(when)} if still the latest")
 
-    def grade(self) -> int:
-        """Grade every collected submission, as ``grade`` does; return how many."""
-        rows = {r.key: r for r in self.ledger.rows("collected")}
-        if not rows:
-            return 0
-        subs, warnings = [], []
-        for key, row in rows.items():
+    def send(self) -> int:
+        """Hand each collected submission not yet out to the workers, one job per notebook;
+        return how many. Its row stays ``collected`` until it is graded: a service killed
+        meanwhile grades it again when it starts."""
+        sent, warnings = 0, []
+        for row in self.ledger.rows("collected"):
+            if row.inbound in self.flights:
+                continue
             sub = self._read_submitted(row, warnings)
             if sub is None:
                 self.ledger.set(row.inbound, "new", note="its collected folder was gone: collected again")
                 continue
-            subs.append(sub)
-        if not subs:
+            jobs: list = []
+            indices = self.session.submission_jobs([sub], jobs)[sub.key]
+            flight = Flight(row, sub, self._secret(sub), len(indices))
+            self.flights[row.inbound] = flight
+            for i in indices:
+                self.feed.add((row.inbound, i), jobs[i])
+            sent += 1
+        return sent
+
+    def _secret(self, sub) -> tuple[bytes | str, str]:
+        """The secret its feedback is posted under, and why it was replaced, if it was."""
+        data = sub.files.get(SECRET)
+        if data is None or not GOOD_SECRET.fullmatch(data):
+            return new_secret(), ("its submission_secret.txt is not one nbgrader writes (it was "
+                                  "replaced: this student cannot fetch feedback from the exchange)")
+        if self.ledger.secret_owner(sub.assignment, secret_sha(data.decode().strip()), sub.student):
+            return new_secret(), ("its submission_secret.txt is the same as another student's "
+                                  "submission (a copied folder?); it was replaced")
+        return data, ""
+
+    def take(self, timeout: float) -> int:
+        """Write the outputs of each submission whose notebooks have all been graded,
+        waiting up to ``timeout`` seconds for one when none has; return how many. The result
+        of a submission superseded while it was graded is dropped: the later one counts."""
+        if not self.feed.pending:
+            time.sleep(timeout)
             return 0
-        secrets = {}
-        for sub in subs:
-            data = sub.files.get(SECRET)
-            if data is None or not GOOD_SECRET.fullmatch(data):
-                secrets[sub.key] = (new_secret(), "its submission_secret.txt is not one nbgrader writes "
-                                    "(it was replaced: this student cannot fetch feedback from the exchange)")
-            elif self.ledger.secret_owner(sub.assignment, secret_sha(data.decode().strip()), sub.student):
-                secrets[sub.key] = (new_secret(), "its submission_secret.txt is the same as another "
-                                    "student's submission (a copied folder?); it was replaced")
-            else:
-                secrets[sub.key] = (data, "")
-        jobs = []
-        groups = self.session.submission_jobs(subs, jobs)
-        outputs = self.session.outputs(self.out, secrets)
-        results: dict[int, object] = {}
-        by_key = {s.key: s for s in subs}
+        taken = 0
+        for (inbound, i), result in self.feed.arrived(timeout):
+            flight = self.flights[inbound]
+            flight.results[i] = result
+            if len(flight.results) < flight.notebooks:
+                continue
+            del self.flights[inbound]
+            now = self.ledger.get(inbound)
+            if now is None or now.phase != "collected":
+                continue
+            taken += self._finish(flight)
+        return taken
 
-        def on_result(i, result) -> None:
-            results[i] = result
-            key = (result.student, result.assignment)
-            if all(j in results for j in groups[key]):
-                written, trouble = outputs.finish(by_key[key], [results[j] for j in groups[key]])
-                self.said[key] = written.kept()
-                _crash_point("grade")
-                row = rows[key]
-                if written.status == JobStatus.FAILED or trouble:
-                    why = "; ".join(trouble) or "it could not be graded"
-                    self.ledger.set(row.inbound, "failed", note=why)
-                    self.error(why)
-                    self._failed_notice(row, by_key[key], secrets[key][0])
-                else:
-                    self.ledger.set(row.inbound, "graded", graded=time.time(),
-                                    score=written.total, max=written.total_max)
+    def _finish(self, flight: Flight) -> int:
+        row, sub = flight.row, flight.sub
+        outputs = self.session.outputs(self.out, {sub.key: flight.secret})
+        done = [flight.results[i] for i in sorted(flight.results)]
+        written, trouble = outputs.finish(sub, done)
+        self.said[sub.key] = written.kept()
+        _crash_point("grade")
+        if written.status == JobStatus.FAILED or trouble:
+            why = "; ".join(trouble) or "it could not be graded"
+            self.ledger.set(row.inbound, "failed", note=why)
+            self.error(why)
+            self._failed_notice(row, sub, flight.secret[0])
+        else:
+            self.ledger.set(row.inbound, "graded", graded=time.time(),
+                            score=written.total, max=written.total_max)
+        return 1
 
-        self.session.runner.run(jobs, on_result)
-        return len(subs)
+    @property
+    def idle(self) -> bool:
+        """Nothing is being graded and nothing collected waits to be."""
+        return not self.flights and not self.ledger.rows("collected")
 
     def _read_submitted(self, row, warnings):
         folder = self.submitted / row.student
@@ -512,10 +555,9 @@ def serve(out: Path, *, once: bool = False, **options) -> int:
             status = service.watch()
             if status:
                 return status
-            unsettled = service.round()
-            if once and not unsettled:
+            unsettled = service.round(wait=service.poll)
+            if once and not unsettled and service.idle:
                 return 0
-            time.sleep(service.poll)
     except KeyboardInterrupt:
         print(f"serve: stopped; {service.handled} submission(s) answered this run.", file=service.err)
         return 0 if not once else 130
