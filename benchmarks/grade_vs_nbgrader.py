@@ -13,9 +13,10 @@ Each tool gets its own copy of the course and the same ``submitted/`` tree: a cl
 notebooks are honest full, partial, empty or carry a catalogued misconception, built
 from the real release and solution notebooks. It prints the seconds per submission of
 each (the whole command, start-up included), their ratio, and the floor: running the
-same notebooks with plain nbclient, one after another, with nothing else. The tools take
+same notebooks with plain nbclient, one after another, with nothing else. It also grades
+with ``--figures text`` (each figure's output its text alone, never drawn). The tools take
 turns for ``--rounds`` rounds (the machine may be shared) and each one's best round is
-reported. It also checks that both tools give every student the same total.
+reported. It also checks that every tool gives every student the same total.
 """
 from __future__ import annotations
 
@@ -199,8 +200,8 @@ class Baseline:
 def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env: dict,
               baseline: Baseline | None = None) -> dict:
     bin_dir = Path(sys.executable).parent
-    theirs, ours = course_copy(tmp / "nbgrader"), course_copy(tmp / "ours")
-    for course in (theirs, ours):
+    theirs, ours, text = course_copy(tmp / "nbgrader"), course_copy(tmp / "ours"), course_copy(tmp / "text")
+    for course in (theirs, ours, text):
         write(students, course / "submitted")
         # Both start from a course whose gradebook already has the assignment (not
         # timed), as an instructor's does once the assignment is released.
@@ -210,10 +211,15 @@ def one_round(lesson: Lesson, students: list[Sample], tmp: Path, jobs: int, env:
                              theirs, env)}
     times["grade"] = run([sys.executable, "-m", "grader", "grade", str(ours / "submitted"), "--out",
                           str(tmp / "out"), "--jobs", str(jobs)], ours, dict(env, ATTENTION_COURSE_ROOT=str(ours)))
+    # The same, with each figure's output its text alone, never drawn (--figures text).
+    times["text"] = run([sys.executable, "-m", "grader", "grade", str(text / "submitted"), "--out",
+                         str(tmp / "out-text"), "--jobs", str(jobs), "--figures", "text"], text,
+                        dict(env, ATTENTION_COURSE_ROOT=str(text)))
     if baseline is not None:
         times["baseline"] = baseline.grade(tmp, jobs)
     times["floor"] = floor(sorted((theirs / "autograded").glob(f"*/{lesson.name}/{lesson.filename}")))
-    same = totals(theirs / "gradebook.db", lesson.name) == totals(ours / "gradebook.db", lesson.name)
+    same = totals(theirs / "gradebook.db", lesson.name) == totals(ours / "gradebook.db", lesson.name) \
+        == totals(text / "gradebook.db", lesson.name)
     return {"times": times, "same": same}
 
 
@@ -255,6 +261,7 @@ def main() -> None:
     base_dir.cleanup()
     rows = [("stock nbgrader autograde (serial)", "nbgrader"),
             (f"python -m grader grade --jobs {args.jobs}", "grade"),
+            ("the same with --figures text", "text"),
             ("floor: plain nbclient, one after another", "floor")]
     if "baseline" in best:
         rows.insert(2, (f"grade at {args.baseline} (baseline)", "baseline"))
@@ -262,11 +269,13 @@ def main() -> None:
         wall, cpu = best[tool]
         print(f"{label:<44} {wall / n:8.2f} {cpu / n:8.2f}")
     print(f"speed-up over stock nbgrader, per submission: {best['nbgrader'][0] / best['grade'][0]:.2f}x "
-          f"(over the serial floor: {best['floor'][0] / best['grade'][0]:.2f}x)")
+          f"(over the serial floor: {best['floor'][0] / best['grade'][0]:.2f}x); with --figures text: "
+          f"{best['nbgrader'][0] / best['text'][0]:.2f}x (over the floor: "
+          f"{best['floor'][0] / best['text'][0]:.2f}x)")
     if "baseline" in best:
         print(f"this grader's seconds per submission over the baseline's: "
               f"{best['grade'][0] / best['baseline'][0]:.2f}x")
-    print(f"same total for every student in both gradebooks, every round: {same}")
+    print(f"same total for every student in every gradebook, every round: {same}")
     print(cpu_note())
 
 

@@ -55,7 +55,7 @@ def _grade(args) -> int:
     return grade(Path(args.submissions), Path(args.out), jobs=args.jobs or default_jobs(),
                  limits=limits, sandbox=args.sandbox, db_url=args.db, students=args.student,
                  only=args.assignment, scheduler=args.scheduler, grader_wall=args.grader_wall,
-                 kernels=args.kernels)
+                 kernels=args.kernels, figures=args.figures)
 
 
 def _serve(args) -> int:
@@ -67,7 +67,7 @@ def _serve(args) -> int:
     out = Path(args.out) if args.out else course_root() / "grading"
     return serve(out, once=args.once, jobs=args.jobs, scheduler=args.scheduler, only=args.assignment,
                  sandbox=args.sandbox, limits=limits, db_url=args.db, poll=args.poll,
-                 grader_wall=args.grader_wall, kernels=args.kernels)
+                 grader_wall=args.grader_wall, kernels=args.kernels, figures=args.figures)
 
 
 def _grades(args) -> int:
@@ -144,6 +144,10 @@ def _limit_options(p) -> None:
                    help="warm: each notebook's kernel is forked from a process that has already "
                    "imported what its kernels import, into a sandbox of its own (default); cold: "
                    "each kernel starts from nothing")
+    p.add_argument("--figures", choices=("png", "text"), default="png",
+                   help="png: the graded notebooks' figures are drawn, as in JupyterLab (default); "
+                   "text: each figure's output is its text alone (\"<Figure size 1000x360 with 2 "
+                   "Axes>\"), never drawn, which spares most of the CPU time of cells that draw")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -235,3 +235,49 @@ def test_a_fork_that_fails_ahead_of_its_job_leaves_the_kernel_cold_and_working(m
         finally:
             kernel.stop()
     zygotes.close_all()
+
+
+DRAW = "%matplotlib inline\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3]);"
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm", "cold"])
+def test_figures_are_drawn_unless_the_grader_asks_for_their_text(warm):
+    zygotes.close_all()
+    with tempfile.TemporaryDirectory(prefix="grade-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o711)
+        box = dataclasses.replace(detect("bwrap", ROOT, [ROOT / "solutions"], scratch, LIMITS), warm=warm)
+        seen = {}
+        for figures in ("png", "text"):
+            kernel = Kernel(_job(scratch, figures), box, LIMITS, kernel_env(), 0, PRELOAD, figures)
+            kernel.start()
+            try:
+                cell = nbjson.new_cell("code", DRAW, "c0")
+                assert kernel.run(cell, 0, float("inf")).status == "ok"
+                seen[figures] = [o for o in cell.outputs if o.output_type == "display_data"]
+            finally:
+                kernel.stop()
+        assert [sorted(o.data) for o in seen["png"]] == [["image/png", "text/plain"]]
+        assert [sorted(o.data) for o in seen["text"]] == [["text/plain"]]
+        assert seen["text"][0].data["text/plain"].startswith("<Figure size")
+    zygotes.close_all()
+    with pytest.raises(ValueError, match="figures='svg'"):
+        Kernel(Path("/nonexistent"), box, LIMITS, kernel_env(), 0, PRELOAD, "svg")
+
+
+def test_the_figures_asked_for_reach_every_job_and_a_remote_worker(monkeypatch, tmp_path):
+    from grader.cli import main
+    from grader.grading.classroom import worker
+    from grader.grading.notebook.job import Job
+    from grader.grading.notebook.sandbox import Sandbox
+
+    asked = {}
+    monkeypatch.setattr("grader.grading.classroom.batch.grade", lambda *a, **kw: asked.update(kw) or 0)
+    assert main(["grade", str(tmp_path), "--out", str(tmp_path / "out"), "--figures", "text"]) == 0
+    assert asked["figures"] == "text"
+    with pytest.raises(SystemExit):
+        main(["grade", str(tmp_path), "--figures", "svg"])
+    data = worker.job_data(Job("s", "a", "a.ipynb", {}, {}, {}, None, figures="text"))
+    side = worker.WorkerSide.__new__(worker.WorkerSide)
+    side.boxes, side.scratch, side.fonts, side.kit = {"none": Sandbox("none")}, tmp_path, "", tmp_path
+    assert side.job(data).figures == "text"

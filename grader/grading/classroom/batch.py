@@ -56,18 +56,21 @@ from .times import doubt_the_future
 def grade(submissions: Path, out: Path, *, jobs: int | None = None, limits: Limits | None = None,
           sandbox: str = "bwrap", db_url: str | None = None, stream=None, err=None,
           students: list[str] | None = None, only: list[str] | None = None,
-          scheduler: str | None = None, grader_wall: float = GRADER_WALL, kernels: str = "warm") -> int:
+          scheduler: str | None = None, grader_wall: float = GRADER_WALL, kernels: str = "warm",
+          figures: str = "png") -> int:
     """Grade every submission under ``submissions`` (of ``students``, for the assignments
     ``only``; None: all) into ``out``; return the exit status. With ``scheduler`` (a Dask
     scheduler's address, or "local" for a LocalCluster here) the jobs run on that cluster
     (:mod:`grader.grading.classroom.cluster`); everything else runs here. ``grader_wall``: the
     seconds of the grading process's own work on one notebook (``grader.grading.notebook.watchdog``).
-    ``kernels``: "warm" (forked from a zygote, ``grader.grading.notebook.zygote``) or "cold"."""
+    ``kernels``: "warm" (forked from a zygote, ``grader.grading.notebook.zygote``) or "cold".
+    ``figures``: "png" (figures drawn into the graded notebooks) or "text" (their text alone)."""
     stream, err = stream or sys.stdout, err or sys.stderr
     started = time.monotonic()
     try:
         session = GradingSession(course_root(), db_url=db_url, sandbox=sandbox, limits=limits, jobs=jobs,
                                  scheduler=scheduler, grader_wall=grader_wall, kernels=kernels,
+                                 figures=figures,
                                  stream=stream)
         look: list[str] = []  # work not graded at all, repeated under "Needs a look"
         subs, warnings = read_submissions(submissions, list(session.course), session.ignore, look)

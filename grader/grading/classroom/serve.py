@@ -141,10 +141,10 @@ class Service:
     def __init__(self, out: Path, *, jobs: int | None = None, scheduler: str | None = None,
                  only: list[str] | None = None, sandbox: str = "bwrap", limits: Limits | None = None,
                  db_url: str | None = None, poll: float = 1.0, stream=None, err=None,
-                 grader_wall: float = GRADER_WALL, kernels: str = "warm"):
+                 grader_wall: float = GRADER_WALL, kernels: str = "warm", figures: str = "png"):
         self.out, self.only, self.poll = out, set(only or ()), poll
         self.options = dict(jobs=jobs, scheduler=scheduler, sandbox=sandbox, limits=limits, db_url=db_url,
-                            grader_wall=grader_wall, kernels=kernels)
+                            grader_wall=grader_wall, kernels=kernels, figures=figures)
         self.stream, self.err = stream or sys.stdout, err or sys.stderr
         self.root = course_root()
         self.watched: set[str] = set()

@@ -27,6 +27,7 @@ from ...kit import KitError, build_kit
 from ..notebook.choice import candidates
 from .gradebook import Recorder
 from ..notebook.job import GRADER_WALL, RELEASED, Job, JobResult, font_cache
+from ..notebook.kernel import FIGURES
 from .late import LatePolicy
 from .outputs import Outputs
 from .pool import PoolRunner, default_jobs
@@ -115,13 +116,17 @@ class GradingSession:
 
     def __init__(self, root: Path, *, db_url: str | None = None, sandbox: str = "bwrap",
                  limits: Limits | None = None, jobs: int | None = None, scheduler: str | None = None,
-                 grader_wall: float = GRADER_WALL, kernels: str = "warm", stream=None):
+                 grader_wall: float = GRADER_WALL, kernels: str = "warm", figures: str = "png",
+                 stream=None):
         self.root, self.stream = root, stream or sys.stdout
         self.recorder = Recorder(root, db_url)
         self.course = load_course(root, self.recorder.ignore)
         self.late = LatePolicy(self.recorder.config)
         self.sandbox_mode, self.limits = sandbox, limits or Limits()
         self.warm = kernels == "warm"  # kernels forked from a zygote (grader.grading.notebook.zygote)
+        if figures not in FIGURES:
+            raise CourseError(f"figures={figures!r}: expected one of {', '.join(FIGURES)}")
+        self.figures = figures  # what the graded notebooks' figures hold (grader.grading.notebook.kernel)
         self.jobs, self.scheduler, self.grader_wall = jobs or default_jobs(), scheduler, grader_wall
         self.scratch: Path | None = None
         self.kit, self.box, self.runner, self.fonts = "", Sandbox("none"), None, ""
@@ -196,7 +201,8 @@ class GradingSession:
                    release=release, files=files, submitted_as=submitted_as,
                    course_files=self.course[assignment].files, sandbox=self.box, limits=self.limits,
                    scratch=str(self.scratch or ""), font_cache=self.fonts, notes=list(notes), kit=self.kit,
-                   proof=proof, candidates=list(candidates), grader_wall=self.grader_wall)
+                   proof=proof, candidates=list(candidates), grader_wall=self.grader_wall,
+                   figures=self.figures)
 
     def proof_jobs(self, names) -> list[Job]:
         """For each assignment's notebook: the environment proof, its source graded as a

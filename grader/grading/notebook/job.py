@@ -78,6 +78,7 @@ class Job:
     proof: bool = False  # the environment proof: the source, then the release's stubs
     candidates: list[str] = field(default_factory=list)  # files that may be it (grader.grading.notebook.choice)
     grader_wall: float = GRADER_WALL  # seconds of the grading process's own work on it, the kernel aside
+    figures: str = "png"  # what a figure's output holds: "png" (drawn, as in JupyterLab) or "text"
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -245,7 +246,8 @@ class _Private:
     which the grading process never opens by path."""
 
     def __init__(self, job: Job):
-        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment)
+        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment,
+                    job.figures)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
         # Without bubblewrap a kernel of its own user must reach in/ and box-N/ here.
         os.chmod(self.dir, 0o700 if job.sandbox.bubblewrap else 0o711)
@@ -261,11 +263,12 @@ class _Private:
         self.env = kernel_env(job.kit)
         self.sandbox, self.limits = job.sandbox, job.limits
         self.preload = preload_modules(job.source)
+        self.figures = job.figures
         self.first: Kernel | None = None  # launched ahead of its job, if this is a spare
         self.kernels: list[Kernel] = []
 
     def kernel(self, n: int) -> Kernel:
-        kernel = Kernel(self.dir, self.sandbox, self.limits, self.env, n, self.preload)
+        kernel = Kernel(self.dir, self.sandbox, self.limits, self.env, n, self.preload, self.figures)
         self.kernels.append(kernel)
         return kernel
 

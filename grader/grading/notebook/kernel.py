@@ -61,6 +61,12 @@ class CellRun:
         self.status = RunStatus(self.status)  # a misspelt status is an error, here
 
 
+# What a figure's output holds, as ipykernel's options: drawn as a PNG, as in JupyterLab;
+# or its text alone ("<Figure size 640x480 with 1 Axes>"), never drawn, which spares
+# most of the CPU time of a notebook whose cells draw.
+FIGURES = {"png": [], "text": ["--InlineBackend.figure_formats=set()"]}
+
+
 class KernelStartError(RuntimeError):
     pass
 
@@ -381,9 +387,11 @@ class Kernel:
     """
 
     def __init__(self, job_dir: Path, sandbox: Sandbox, limits: Limits, env: dict, n: int,
-                 preload: tuple[str, ...] = ()):
+                 preload: tuple[str, ...] = (), figures: str = "png"):
+        if figures not in FIGURES:
+            raise ValueError(f"figures={figures!r}: expected one of {', '.join(FIGURES)}")
         self.job_dir, self.sandbox, self.limits = job_dir, sandbox, limits
-        self.env, self.n, self.preload = env, n, preload
+        self.env, self.n, self.preload, self.figures = env, n, preload, figures
         self.km = self.kc = None
         self.unreadable = 0  # IOPub messages skipped because they were not readable
         self.uid = sandbox.kernel_uid()
@@ -405,7 +413,8 @@ class Kernel:
         self.connect()
 
     def _kernel_argv(self) -> list[str]:
-        return ["-f", f"{self.sandbox.inbox(self.job_dir)}/kernel-{self.n}.json", "--HistoryManager.enabled=False"]
+        return ["-f", f"{self.sandbox.inbox(self.job_dir)}/kernel-{self.n}.json", "--HistoryManager.enabled=False",
+                *FIGURES[self.figures]]
 
     def launch(self) -> None:
         """Start the kernel and return without waiting for it; :meth:`connect` waits.
