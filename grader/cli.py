@@ -147,7 +147,8 @@ def _limit_options(p) -> None:
     p.add_argument("--figures", choices=("png", "text"), default="png",
                    help="png: the graded notebooks' figures are drawn, as in JupyterLab (default); "
                    "text: each figure's output is its text alone (\"<Figure size 1000x360 with 2 "
-                   "Axes>\"), never drawn, which spares most of the CPU time of cells that draw")
+                   "Axes>\"), never drawn: the scores are the same, the figures are missing from "
+                   "the graded notebooks and the feedback")
 
 
 def main(argv: list[str] | None = None) -> int:
