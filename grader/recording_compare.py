@@ -108,6 +108,10 @@ def exercise_differences(name: str, a: Expectations, b: Expectations) -> list[st
             parts += [(f"mistake {m.name!r}", m.outcomes[i], n.outcomes[i])
                       for m, n in zip(a.mistakes, b.mistakes)]
         for what, x, y in parts:
+            if x is None or y is None:  # a mistake not run on the case
+                if (x is None) != (y is None):
+                    out.append(f"{label}, {what}: run on it in one release and not the other")
+                continue
             found = value_difference(x.to_data(), y.to_data(), tol)
             if found:
                 out.append(f"{label}, {what}: {found}")

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import plugins
 from .difference import FLOAT32, FLOAT64, Tolerance
+from .prose import wrapped
 from .shortcuts import Rules
 
 TOLERANCES = {"float64": FLOAT64, "float32": FLOAT32}
@@ -298,6 +299,9 @@ class Verdict:
     stood_in: tuple[str, ...] = ()
     blamed: tuple[str, ...] = ()
 
+    def __post_init__(self):
+        self.message = wrapped(self.message)
+
 
 @dataclass
 class Work:
@@ -393,11 +397,14 @@ class ExerciseInfo:
 class MistakeRecord:
     """A catalogued mistake as the check sees it: its name, its message, and what it
     gives on each case. ``outcomes`` may be a list or a function that computes it once
-    (the live reference computes a mistake's outcomes only when a diagnosis needs them)."""
+    (the live reference computes a mistake's outcomes only when a diagnosis needs them).
+    An ``exact`` mistake (the error model's) is named only when it behaves like the answer
+    on every case it was run on; its outcome on a case it was not run on is None."""
 
-    def __init__(self, name: str, message: str, outcomes):
+    def __init__(self, name: str, message: str, outcomes, exact: bool = False):
         self.name, self.message = name, message
         self._outcomes = outcomes
+        self.exact = exact  # named only when it behaves like the answer on every case
 
     @property
     def outcomes(self) -> list[Outcome]:
@@ -425,7 +432,8 @@ class Expectations:
                 "cases": [c.to_data() for c in self.cases],
                 "expected": [o.to_data() for o in self.expected],
                 "mistakes": [{"name": m.name, "message": m.message,
-                              "outcomes": [o.to_data() for o in m.outcomes]}
+                              "outcomes": [None if o is None else o.to_data() for o in m.outcomes],
+                              **({"exact": True} if m.exact else {})}
                              for m in self.mistakes],
                 **({"stand_ins": self.stand_ins} if self.stand_ins else {})}
 
@@ -435,7 +443,8 @@ class Expectations:
                    [Case.from_data(c) for c in d["cases"]],
                    [Outcome.from_data(o) for o in d["expected"]],
                    [MistakeRecord(m["name"], m["message"],
-                                  [Outcome.from_data(o) for o in m["outcomes"]])
+                                  [None if o is None and m.get("exact") is True else Outcome.from_data(o)
+                                   for o in m["outcomes"]], m.get("exact") is True)
                     for m in d["mistakes"]],
                    list(d.get("stand_ins") or []))
 

@@ -101,7 +101,10 @@ class _Helpers:
 
 def _agrees(cmp: Comparison, case: Case, mine: Outcome, theirs: Outcome,
             expected: Outcome) -> tuple[bool, bool]:
-    """(does the mistake behave like the answer here, is that agreement telling)."""
+    """(does the mistake behave like the answer here, is that agreement telling). A
+    mistake not run on the case (``theirs`` None) neither agrees nor disagrees."""
+    if theirs is None:
+        return True, False
     if mine.error is not None or theirs.error is not None:
         same = (mine.error is not None and theirs.error is not None
                 and mine.error.type == theirs.error.type)
@@ -138,7 +141,8 @@ def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
             agree += s
             informative += t
         score = (agree / len(exp.cases), informative)
-        if informative and score[0] >= 0.8 and (best is None or score > best_score):
+        if informative and score[0] >= (1.0 if mistake.exact else 0.8) and \
+                (best is None or score > best_score):
             best, best_score = mistake, score
     return best
 

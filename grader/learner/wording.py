@@ -8,6 +8,7 @@ import textwrap
 import numpy as np
 
 from .cases import Case
+from .prose import wrapped
 from .difference import difference, to_numpy
 from .validation import scalar_str, shape_str
 
@@ -52,15 +53,17 @@ def labelled(label: str, shown: str) -> list[str]:
 
 
 def fitted(write) -> str:
-    """``write()``'s message, written again more tightly while it runs over the line
-    limit."""
-    text = write()
+    """``write()``'s message (:func:`wrapped`), written again more tightly while it runs
+    over the line limit."""
+    text = wrapped(write())
     for level in (1, 2):
         if len(text.splitlines()) < MESSAGE_LINES:
             break
         with compact(level):
-            text = write()
+            text = wrapped(write())
     return text
+
+
 
 
 def _one_line(x: np.ndarray, indent: str, shape: bool = True) -> str | None:

@@ -58,6 +58,7 @@ class Misconception:
     impl: Any
     message: str
     sample: Any = None  # what a learner with this mistake hands in, when ``impl`` is not that
+    exact: bool = False  # named only when it behaves like the answer on every case (the error model's)
 
 
 INFO_FIELDS = frozenset(f.name for f in dataclasses.fields(ExerciseInfo))
@@ -278,9 +279,11 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
         if not any(kind != Substitution.SWAP for c in cases[:PROBED_CASES]
                    for kind, *_ in c.meta.swaps or ()):
             _record_square(ex, cases[PROBED_CASES:])
+    from .error_model import model_mistakes
+
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
-                                                                   cases))
-                for m in ex.misconceptions]
+                                                                   cases, m.exact), m.exact)
+                for m in [*ex.misconceptions, *model_mistakes(ex.name)]]
     return Expectations(ex.info, hidden, cases, expected, mistakes, _stand_ins(ex, cases))
 
 
@@ -335,13 +338,15 @@ def _record_square(ex: Exercise, cases: list[Case]) -> None:
             return
 
 
-def _mistake_outcomes(impl, driver: Driver, cases: list[Case]) -> list:
+def _mistake_outcomes(impl, driver: Driver, cases: list[Case], exact: bool = False) -> list:
     """What a catalogued mistake gives on each case, without saying where an error came
     from: that is a line of the mistake's code, and the recordings ship in the kit. A
     diagnosis compares only an error's type and message."""
-    outcomes = agent.run(impl, driver, cases)
+    from .error_model import run_mistake
+
+    outcomes = run_mistake(impl, driver, cases) if exact else agent.run(impl, driver, cases)
     for outcome in outcomes:
-        if outcome.error is not None:
+        if outcome is not None and outcome.error is not None:
             outcome.error.where = ""
     return outcomes
 

@@ -44,14 +44,19 @@ def _absorb(m, s, o, scores, values, *, rescale_sum=True, rescale_output=True,
     ``exp(m - m')`` when the maximum grows; ``normalise``: ``"end"`` (the caller divides
     by ``s`` once, after the last block) or ``"each block"`` (divided here, every time).
     """
+    # site: the new running maximum
     new = np.maximum(m, scores.max(axis=-1, keepdims=True))
     # While every score so far is -inf (a fully masked start), shift by 0, as lesson 04's
     # masked softmax does: exp(-inf - 0) = 0 instead of exp(-inf + inf) = NaN.
     shift = np.where(np.isfinite(new), new, 0).astype(new.dtype)
+    # site: the factor that rescales what is kept so far
     alpha = np.exp(m - shift)               # exp(-inf) = 0 before the first block
+    # site: the block's exponentials
     p = np.exp(scores - shift)
+    # site: the running sum's update
     s = (s * alpha if rescale_sum else s) + p.sum(axis=-1, keepdims=True)
     if values is not None:
+        # site: the running output's update
         o = (o * alpha if rescale_output else o) + p @ values
         if normalise == "each block":
             o = o / s
@@ -59,6 +64,7 @@ def _absorb(m, s, o, scores, values, *, rescale_sum=True, rescale_output=True,
 
 
 def _finish(s, o, normalise="end"):
+    # site: the final division by the running sum
     return o / s if normalise == "end" else o
 
 
@@ -90,12 +96,15 @@ def _online_stats(scores_blocks, *, start=-np.inf, shift=True, keep=False, summa
     with np.errstate(over="ignore", invalid="ignore"):
         for b in score_blocks(scores_blocks):
             if m is None:
+                # site: the running maximum's starting value
                 m = np.full(1, start, dtype=b.dtype)
+                # site: the running sum's starting value
                 s = np.zeros(1, dtype=b.dtype)
             if shift:
                 m, s, _ = _absorb(m, s, None, b, None, **absorb_knobs)
             else:
                 m, s = np.maximum(m, b.max(keepdims=True)), s + np.exp(b).sum(keepdims=True)
+    # site: the returned pair
     return float(m[0]), float(s[0])
 
 
@@ -121,9 +130,13 @@ def _one_pass(q, K, V, block, *, start=-np.inf, scaled=True, stream=True, **abso
     q, K, V = one_query(q, K, V)
     block = positive_int(block, "block")
     dtype = result_dtype(q, K, V)
+    # site: the scale of the scores
     scale = dtype.type(1 / np.sqrt(q.shape[0]) if scaled else 1)
+    # site: the running maximum's starting value
     m = np.full(1, start, dtype=dtype)
+    # site: the running sum's starting value
     s = np.zeros(1, dtype=dtype)
+    # site: the running output's starting value
     o = np.zeros(V.shape[1], dtype=dtype)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if not stream:
@@ -133,9 +146,12 @@ def _one_pass(q, K, V, block, *, start=-np.inf, scaled=True, stream=True, **abso
             K, V = np.asarray(K), np.asarray(V)
             m, s, o = _absorb(m, s, o, (K @ q) * scale, V, **absorb_knobs)
         else:
+            # site: the loop over the blocks
             for j in range(0, K.shape[0], block):
+                # site: the block's scores and values
                 m, s, o = _absorb(m, s, o, (K[j:j + block] @ q) * scale, V[j:j + block],
                                   **absorb_knobs)
+        # site: the final division by the running sum
         return _finish(s, o, absorb_knobs.get("normalise", "end")).astype(dtype, copy=False)
 
 
@@ -158,6 +174,7 @@ def _tile_skipped(i0, i1, j0, j1, rule) -> bool:
     "from the block's start" (its first key is not before the block's first query), or
     None (never)."""
     if rule == "above":
+        # site: the test for a tile wholly above the diagonal
         return j0 > i1 - 1
     if rule == "from the block's start":
         return j0 >= i0
@@ -178,27 +195,41 @@ def _tiled(Q, K, V, block_q, block_k, causal=False, *, skip="above", mask_inside
                       start=start, scaled=scaled, **absorb_knobs)[0], \
             causal_tiles_skipped(T_q, block_q, block_k) if causal else 0
     dtype = result_dtype(Q, K, V)
+    # site: the scale of the scores
     scale = dtype.type(1 / np.sqrt(Q.shape[-1]) if scaled else 1)
     out = np.empty(batch + (T_q, d_v), dtype=dtype)
+    # site: the keys turned for the product
     Kt = np.swapaxes(K, -1, -2)
     tiles = {"skipped": 0, "computed": 0}
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # site: the loop over the blocks of queries
         for i0 in range(0, T_q, block_q):
+            # site: the end of a block of queries
             i1 = min(i0 + block_q, T_q)
+            # site: the running maximum's starting value
             m = np.full(batch + (i1 - i0, 1), start, dtype=dtype)
+            # site: the running sum's starting value
             s = np.zeros(batch + (i1 - i0, 1), dtype=dtype)
+            # site: the running output's starting value
             o = np.zeros(batch + (i1 - i0, d_v), dtype=dtype)
+            # site: the loop over the blocks of keys
             for j0 in range(0, T_k, block_k):
+                # site: the end of a block of keys
                 j1 = min(j0 + block_k, T_k)
                 if causal and _tile_skipped(i0, i1, j0, j1, skip):
                     tiles["skipped"] += 1
                     continue
                 tiles["computed"] += 1
+                # site: the tile's scores
                 S = (Q[..., i0:i1, :] @ Kt[..., :, j0:j1]) * scale
+                # site: the test for a tile that crosses the diagonal
                 if causal and mask_inside and j1 - 1 > i0:     # the tile crosses the diagonal
+                    # site: the mask inside a tile
                     S = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None],
                                  S, -np.inf)
+                # site: the tile's step of the online softmax
                 m, s, o = _absorb(m, s, o, S, V[..., j0:j1, :], **absorb_knobs)
+            # site: the rows of the output a block of queries fills
             out[..., i0:i1, :] = _finish(s, o, absorb_knobs.get("normalise", "end"))
     return out, tiles[count]
 
@@ -300,6 +331,7 @@ def _decode(x_t, cache, W_q, W_k, W_v, *, append="before", sees="itself", offset
     x, W_q, W_k, W_v = decode_inputs(x_t, cache, W_q, W_k, W_v)
     X = x[None, :] if x.ndim == 1 else x
     t0, n = len(cache), X.shape[0]
+    # site: the query, key and value of the new tokens
     q, k, v = X @ W_q, X @ W_k, X @ W_v
     if append == "before":
         cache.append(k, v)
@@ -311,12 +343,18 @@ def _decode(x_t, cache, W_q, W_k, W_v, *, append="before", sees="itself", offset
         K = np.concatenate([cache.keys, k]) if t0 else k
         V = np.concatenate([cache.values, v]) if t0 else v
     dtype = result_dtype(x, W_q, W_k, W_v)
+    # site: the scale of the scores
     scale = dtype.type(1 / np.sqrt(q.shape[-1]) if scaled else 1)
+    # site: the positions of the new tokens
     positions = (t0 if offset else 0) + np.arange(n)
+    # site: the positions each new token may see
     allowed = SEES[sees](np.arange(len(K))[None, :], positions[:, None])
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # site: the masked scores
         scores = np.where(allowed, (q @ K.T) * scale, -np.inf)
+        # site: the exponentials of the scores
         e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        # site: the softmax's weighted sum of the values
         out = (e / e.sum(axis=-1, keepdims=True)) @ V
     out = out.astype(dtype, copy=False)
     return out[0] if x.ndim == 1 else out

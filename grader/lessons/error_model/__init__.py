@@ -1,0 +1,111 @@
+"""The error model: a learner's wrong answer is, most often, a right program with one small
+edit. The rules (:mod:`.rules`) make those edits at the named sites of a reference
+(:mod:`.search`); the mutants that behave unlike the reference, unlike the catalogued
+mistakes and unlike each other on an exercise's visible cases become mistakes of that
+exercise, recorded at release and diagnosed as the catalogued ones are. A mutant is
+named only when it behaves like the answer on every case (``MistakeRecord.exact``).
+"""
+from __future__ import annotations
+
+import copy
+import functools
+import types
+
+from ...learner import agent
+from .search import Mutant, mutants
+
+__all__ = ["model_mistakes", "Mutant", "mutants"]
+
+
+def _differ(cmp, case, a, b, against_reference: bool) -> bool:
+    if a.error is not None or b.error is not None:
+        return not (a.error is not None and b.error is not None and a.error.type == b.error.type)
+    return cmp.differ(a.value, b.value, case, against_reference=against_reference) is not None
+
+
+def _finite(value) -> bool:
+    """Whether every number in an outcome's value is finite."""
+    import numpy as np
+
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return all(_finite(v) for v in value)
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001 (not numbers: nothing to be non-finite)
+        return True
+    return not np.issubdtype(array.dtype, np.number) or bool(np.isfinite(array).all())
+
+
+def _quietly_run(impl, driver, cases):
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return agent.run(impl, driver, cases)
+
+
+@functools.cache
+def model_mistakes(name: str) -> tuple:
+    """The error model's mistakes of exercise ``name``, as ``Misconception``s: each mutant
+    that gives a value unlike the reference's on some visible case, and behaves unlike
+    every catalogued mistake and every mutant kept before it on some case."""
+    from .. import Misconception, get
+
+    ex = get(name)
+    if not ex.driver.calls_answer or ex.record is not None or \
+            not isinstance(ex.reference, (types.FunctionType, type)):
+        return ()
+    found = mutants(ex.reference)
+    if not found:
+        return ()
+    # A case with a memory budget runs large inputs under a memory measure; the rest are
+    # enough to tell the mutants apart.
+    cases = [c for c in ex.draw(False) if c.build.memory_budget is None]
+    cmp = ex.info.compare
+    expected = _quietly_run(ex.reference, ex.driver, cases)
+    seen = [_quietly_run(m.impl, ex.driver, cases) for m in ex.misconceptions]
+    kept = []
+    for mutant in found:
+        try:
+            outcomes = _quietly_run(mutant.impl, ex.driver, cases)
+        except Exception:  # noqa: BLE001 (an edit that breaks more than the answer: never named)
+            continue
+        wrong = [o.error is None and _differ(cmp, c, e, o, True) for c, e, o in zip(cases, expected, outcomes)]
+        if not any(w and _finite(o.value) for w, o in zip(wrong, outcomes)):
+            continue  # never wrong, or wrong only as NaN or inf, which many mistakes give
+        if any(not any(_differ(cmp, c, o, t, False) for c, o, t in zip(cases, outcomes, other))
+               for other in seen):
+            continue
+        seen.append(outcomes)
+        for case, outcome in zip(cases, outcomes):
+            _KNOWN[id(mutant.impl), _key(case)] = outcome
+        kept.append(Misconception(mutant.name, mutant.impl, mutant.message, exact=True))
+    return tuple(kept)
+
+
+# What a kept mutant gave on a visible case, while it was told apart from the others: the
+# recording asks again for the same cases (the mutants live as long as this process).
+_KNOWN: dict = {}
+
+
+def _key(case) -> str:
+    from ...learner import codec
+
+    return codec.dumps(case.for_kernel())
+
+
+def run_mistake(impl, driver, cases: list) -> list:
+    """``impl`` (a mistake of the error model) on ``cases``, reusing what it gave while it
+    was told apart from the others; None on a case with a memory budget, which it is not
+    run on (its large inputs and its measure cost far more than they tell)."""
+    todo = [i for i, c in enumerate(cases) if c.build.memory_budget is None]
+    keys = {i: _key(cases[i]) for i in todo}
+    out = {i: _KNOWN.get((id(impl), keys[i])) for i in todo}
+    missing = [i for i in todo if out[i] is None]
+    for i, outcome in zip(missing, _quietly_run(impl, driver, [cases[i] for i in missing])):
+        out[i] = outcome
+    return [copy.deepcopy(out[i]) if i in out else None for i in range(len(cases))]

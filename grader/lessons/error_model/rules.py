@@ -1,0 +1,335 @@
+"""The rewrite rules of the error model: small edits of a right program, each the way a
+learner's answer goes wrong, and the words that tell the learner which one theirs is.
+
+A rule looks at one node of the reference's code (an expression, or a list of
+statements) and offers edits: the node it would put in its place, and the details its
+message needs. It never words code of the reference: a message names the *site* (the
+reference's line, named in the learner's words by a ``# site:`` comment, see
+:mod:`.sites`) and says, in the same words wherever the rule applies, what the learner
+did there and what belongs there.
+"""
+from __future__ import annotations
+
+import ast
+import copy
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+# What a function that wraps one value does, in words: the wrapper left out is the mistake.
+WRAPPERS = {"sqrt": "square root", "exp": "exponential", "log": "logarithm", "abs": "absolute value"}
+REDUCTIONS = {"sum": "sum", "max": "maximum", "min": "minimum", "mean": "mean", "amax": "maximum",
+              "amin": "minimum", "logsumexp": "log-sum-exp"}
+TRIANGLES = {"triu": "tril", "tril": "triu"}
+TRANSPOSES = {"swapaxes", "transpose", "permute", "swapdims"}
+AXIS_WORDS = {"axis", "dim"}
+OTHER_AXES = (-1, -2, 0, 1)
+COMPARE_FLIP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
+COMPARE_TEXT = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One kind of small edit. ``did`` words what a learner whose answer behaves like the
+    edit did, at a site; ``fix`` what belongs there. Both take the site and the edit's
+    details, and are the only words of the rule's messages, in every exercise."""
+
+    name: str
+    did: Callable[..., str]
+    fix: Callable[..., str]
+    rank: int  # among edits that behave alike, the lower rank is the one named
+
+    def message(self, site: str, detail: dict) -> str:
+        return (f"your answer behaves exactly as if {self.did(site, **detail)}. "
+                f"{self.fix(site, **detail)}")
+
+
+@dataclass
+class Edit:
+    """One edit a rule offers: what goes in the node's place (a node, or for a list of
+    statements, the new list), and the details its message needs."""
+
+    rule: Rule
+    new: object
+    detail: dict = field(default_factory=dict)
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _rule(name, did, fix, rank) -> Rule:
+    return Rule(name, did, fix, rank)
+
+
+AXIS = _rule("axis changed",
+             lambda site, new, old: f"{site} were taken over axis {new} instead of axis {old}",
+             lambda site, new, old: f"Check which axis {site} runs over.", 1)
+OFF_BY_ONE = _rule("off by one",
+                   lambda site, more: f"{site} went one step too {'far' if more else 'short'}",
+                   lambda site, more: f"Check where {site} starts and where it stops.", 4)
+FLOOR_DIVISION = _rule("floor division",
+                       lambda site: f"{site} divided with `//`, which rounds down to a whole number",
+                       lambda site: "Divide with `/` there.", 2)
+MULTIPLIED = _rule("multiplied for divided",
+                   lambda site: f"{site} multiplied where it should divide",
+                   lambda site: "Divide there.", 2)
+DIVIDED = _rule("divided for multiplied",
+                lambda site: f"{site} divided where it should multiply",
+                lambda site: "Multiply there.", 2)
+SIGN = _rule("sign flipped",
+             lambda site: f"a sign in {site} were flipped",
+             lambda site: f"Check the signs in {site}.", 2)
+PLUS_MINUS = _rule("plus and minus swapped",
+                   lambda site, was: f"{site} {'subtracted' if was == 'plus' else 'added'} where it "
+                   f"should {'add' if was == 'plus' else 'subtract'}",
+                   lambda site, was: f"Check the signs in {site}.", 2)
+LEFT_OUT = _rule("operand left out",
+                 lambda site, what: f"{what} of {site} were left out",
+                 lambda site, what: "Put it back.", 3)
+WRAPPER = _rule("function left out",
+                lambda site, words: f"the {words} in {site} were left out",
+                lambda site, words: f"Take the {words} there.", 1)
+REDUCTION = _rule("reduction left out",
+                  lambda site, words: f"the {words} in {site} were left out",
+                  lambda site, words: f"Take the {words} there.", 1)
+KEEPDIMS = _rule("reduced axis not kept",
+                 lambda site: f"{site} dropped the axis it reduces over",
+                 lambda site: "Keep that axis, with length 1 (`keepdims=True`), so that it lines "
+                 "up with what it is combined with.", 1)
+NO_TRANSPOSE = _rule("transpose left out",
+                     lambda site: f"the transpose in {site} were left out",
+                     lambda site: "Swap the last two axes there.", 1)
+FULL_TRANSPOSE = _rule("full transpose",
+                       lambda site: f"{site} used `.T`, which reverses every axis, the batch "
+                       "axes too",
+                       lambda site: "Swap only the last two axes (`swapaxes(-1, -2)`).", 1)
+SWAPPED = _rule("operands swapped",
+                lambda site, what: f"the {what} of {site} were swapped",
+                lambda site, what: "Swap them back.", 2)
+DEFAULT = _rule("argument left at its default",
+                lambda site, word: f"{site} were not given `{word}`, so that it took its default",
+                lambda site, word: f"Pass `{word}` on there.", 1)
+INTO_LOOP = _rule("statement moved into the loop",
+                  lambda site: f"{site} were redone on every pass of the loop",
+                  lambda site: "Do it once, before the loop.", 2)
+OUT_OF_LOOP = _rule("statement moved out of the loop",
+                    lambda site: f"{site} were done once, after the loop",
+                    lambda site: "Do it on every pass of the loop.", 2)
+START = _rule("initial value changed",
+              lambda site, new, old: f"{site} started from {new} instead of {old}",
+              lambda site, new, old: f"Start it from {old}.", 2)
+RETURN_ORDER = _rule("results returned in the other order",
+                     lambda site: "the two results were returned in the other order",
+                     lambda site: "Return them in the order the docstring gives.", 1)
+NEW_AXIS = _rule("new axis left out",
+                 lambda site: f"the new axis (`None`) in {site} were left out, so that it "
+                 "broadcasts along the wrong axis",
+                 lambda site: "Add the axis there.", 1)
+BOUNDARY = _rule("boundary included or left out",
+                 lambda site, new, old: f"{site} used `{new}` where it needs `{old}`",
+                 lambda site, new, old: f"Check whether {site} includes its boundary.", 2)
+TRIANGLE = _rule("other triangle",
+                 lambda site: f"{site} kept the other triangle",
+                 lambda site: "Check which triangle it keeps.", 1)
+INVERTED = _rule("True and False swapped",
+                 lambda site: f"True and False were swapped in {site}",
+                 lambda site: f"Check which entries of {site} are True.", 1)
+
+RULES = (AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+         WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
+         OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
+
+
+# ----------------------------------------------------------------------------- expressions
+
+def _called(node) -> str:
+    """The name a call calls: ``np.sqrt(x)`` and ``sqrt(x)`` -> "sqrt", ``x.sum()`` -> "sum"."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return ""
+
+
+MODULES = ("np", "numpy", "torch", "math", "F")
+# Calls whose arguments are not operands a learner could swap: sizes, ranges, settings.
+NOT_OPERANDS = {"range", "where", "full", "arange", "zeros", "ones", "empty", "get", "astype",
+                "reshape", "view", "swapaxes", "transpose", "permute", "isinstance", "getattr"}
+
+
+def _operand(call: ast.Call) -> ast.expr | None:
+    """What a reduction or transpose works on: ``x`` in ``x.sum(...)`` and ``np.sum(x, ...)``."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in MODULES):
+        return f.value
+    return call.args[0] if call.args else None
+
+
+def _int(node) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and _int(node.operand) is not None:
+        return -_int(node.operand)
+    return None
+
+
+def _num(value: int) -> ast.expr:
+    return ast.UnaryOp(ast.USub(), ast.Constant(-value)) if value < 0 else ast.Constant(value)
+
+
+def _axis_edits(node: ast.Call) -> Iterator[Edit]:
+    for i, kw in enumerate(node.keywords):
+        old = _int(kw.value)
+        if kw.arg in AXIS_WORDS and old is not None:
+            for new in OTHER_AXES:
+                if new != old:
+                    call = copy.deepcopy(node)
+                    call.keywords[i].value = _num(new)
+                    yield Edit(AXIS, call, {"new": new, "old": old})
+        if kw.arg == "keepdims" and isinstance(kw.value, ast.Constant) and kw.value.value is True:
+            call = copy.deepcopy(node)
+            del call.keywords[i]
+            yield Edit(KEEPDIMS, call)
+
+
+def expression_edits(node: ast.AST) -> Iterator[Edit]:
+    """The edits every rule offers for one expression node."""
+    if isinstance(node, ast.Call):
+        name = _called(node)
+        yield from _axis_edits(node)
+        method = isinstance(node.func, ast.Attribute)
+        if name in WRAPPERS and len(node.args) == 1 and not node.keywords:
+            yield Edit(WRAPPER, node.args[0], {"words": WRAPPERS[name]})
+        if name in REDUCTIONS:
+            inner = _operand(node)
+            if inner is not None:
+                yield Edit(REDUCTION, inner, {"words": REDUCTIONS[name]})
+        if name in TRANSPOSES and method:
+            target = _operand(node)
+            if target is not None:
+                yield Edit(NO_TRANSPOSE, target)
+                yield Edit(FULL_TRANSPOSE, ast.Attribute(copy.deepcopy(target), "T", ast.Load()))
+        if name in TRIANGLES:
+            call = copy.deepcopy(node)
+            if isinstance(call.func, ast.Attribute):
+                call.func.attr = TRIANGLES[name]
+            else:
+                call.func.id = TRIANGLES[name]
+            yield Edit(TRIANGLE, call)
+        if name == "range" and node.args:
+            for i, arg in enumerate(node.args[:2]):
+                for more in (True, False):
+                    call = copy.deepcopy(node)
+                    call.args[i] = ast.BinOp(copy.deepcopy(arg), ast.Add() if more else ast.Sub(), ast.Constant(1))
+                    yield Edit(OFF_BY_ONE, call, {"more": more})
+        plain = [a for a in node.args if not isinstance(a, ast.Starred)]
+        if len(plain) == len(node.args) >= 2 and not name.startswith("_") and name not in NOT_OPERANDS:
+            for i in range(len(node.args) - 1):
+                if isinstance(node.args[i], ast.Constant) or isinstance(node.args[i + 1], ast.Constant):
+                    continue  # a setting, not an operand
+                call = copy.deepcopy(node)
+                call.args[i], call.args[i + 1] = call.args[i + 1], call.args[i]
+                yield Edit(SWAPPED, call, {"what": "arguments"})
+        for i, kw in enumerate(node.keywords):
+            if kw.arg and kw.arg not in AXIS_WORDS and kw.arg not in ("keepdims", "dtype", "out") \
+                    and isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
+                call = copy.deepcopy(node)
+                del call.keywords[i]
+                yield Edit(DEFAULT, call, {"word": kw.arg})
+        if name in ("zeros", "zeros_like", "ones", "ones_like"):
+            other = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}[name]
+            call = copy.deepcopy(node)
+            if isinstance(call.func, ast.Attribute):
+                call.func.attr = other
+            else:
+                call.func.id = other
+            old, new = ("0", "1") if name.startswith("zeros") else ("1", "0")
+            yield Edit(START, call, {"new": new, "old": old})
+    elif isinstance(node, ast.BinOp):
+        op = type(node.op)
+        if op is ast.Div:
+            yield Edit(FLOOR_DIVISION, ast.BinOp(node.left, ast.FloorDiv(), node.right))
+            yield Edit(MULTIPLIED, ast.BinOp(node.left, ast.Mult(), node.right))
+            yield Edit(LEFT_OUT, node.left, {"what": "the divisor"})
+        elif op is ast.Mult:
+            yield Edit(DIVIDED, ast.BinOp(node.left, ast.Div(), node.right))
+            yield Edit(LEFT_OUT, node.left, {"what": "a factor"})
+            yield Edit(LEFT_OUT, node.right, {"what": "a factor"})
+        elif op in (ast.Add, ast.Sub):
+            word = "plus" if op is ast.Add else "minus"
+            yield Edit(PLUS_MINUS, ast.BinOp(node.left, ast.Sub() if op is ast.Add else ast.Add(), node.right),
+                       {"was": word})
+            yield Edit(LEFT_OUT, node.left, {"what": "a term"})
+            if op is ast.Add:
+                yield Edit(LEFT_OUT, node.right, {"what": "a term"})
+        elif op is ast.MatMult:
+            yield Edit(SWAPPED, ast.BinOp(node.right, ast.MatMult(), node.left), {"what": "operands"})
+        elif op is ast.Pow:
+            yield Edit(SIGN, ast.BinOp(node.left, ast.Pow(), ast.UnaryOp(ast.USub(), node.right)))
+    elif isinstance(node, ast.UnaryOp):
+        if isinstance(node.op, ast.USub) and _int(node) is None:
+            yield Edit(SIGN, node.operand)
+        if isinstance(node.op, ast.Invert):
+            yield Edit(INVERTED, node.operand)
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE_FLIP:
+        old = type(node.ops[0])
+        new = COMPARE_FLIP[old]
+        yield Edit(BOUNDARY, ast.Compare(node.left, [new()], node.comparators),
+                   {"new": COMPARE_TEXT[new], "old": COMPARE_TEXT[old]})
+    elif isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        yield Edit(NO_TRANSPOSE, node.value)
+    elif isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if any(isinstance(p, ast.Constant) and p.value is None for p in parts):
+            kept = [p for p in parts if not (isinstance(p, ast.Constant) and p.value is None)]
+            if kept:
+                sub = copy.deepcopy(node)
+                sub.slice = ast.Tuple(kept, ast.Load()) if len(kept) > 1 else kept[0]
+                yield Edit(NEW_AXIS, sub)
+        for i, p in enumerate(parts):
+            if isinstance(p, ast.Slice):
+                for end in ("lower", "upper"):
+                    bound = getattr(p, end)
+                    if bound is None:
+                        continue
+                    for more in (True, False):
+                        sub = copy.deepcopy(node)
+                        target = (sub.slice.elts[i] if isinstance(sub.slice, ast.Tuple) else sub.slice)
+                        setattr(target, end, ast.BinOp(copy.deepcopy(bound), ast.Add() if more else ast.Sub(),
+                                                       ast.Constant(1)))
+                        yield Edit(OFF_BY_ONE, sub, {"more": more})
+    elif _is_minus_inf(node):
+        yield Edit(START, ast.Constant(0.0), {"new": "0", "old": "minus infinity"})
+
+
+def start_edits(value: ast.expr) -> Iterator[Edit]:
+    """The edits of a value a name starts from (the whole right side of an assignment)."""
+    if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value in (0, 1):
+        yield Edit(START, ast.Constant(type(value.value)(1 - value.value)),
+                   {"new": f"{1 - value.value:g}", "old": f"{value.value:g}"})
+
+
+def _is_minus_inf(node) -> bool:
+    return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.Attribute) and node.operand.attr == "inf")
+
+
+# ----------------------------------------------------------------------------- statements
+
+def statement_edits(body: list[ast.stmt], i: int) -> Iterator[Edit]:
+    """The edits that move or reorder statement ``i`` of ``body``: each gives the new list."""
+    stmt = body[i]
+    nxt = body[i + 1] if i + 1 < len(body) else None
+    if isinstance(stmt, ast.Assign) and isinstance(nxt, (ast.For, ast.While)):
+        loop = copy.deepcopy(nxt)
+        loop.body = [copy.deepcopy(stmt), *loop.body]
+        yield Edit(INTO_LOOP, [*body[:i], loop, *body[i + 2:]])
+    if isinstance(stmt, (ast.For, ast.While)) and len(stmt.body) >= 2:
+        last = stmt.body[-1]
+        if isinstance(last, (ast.Assign, ast.AugAssign, ast.Expr)):
+            loop = copy.deepcopy(stmt)
+            loop.body = loop.body[:-1]
+            yield Edit(OUT_OF_LOOP, [*body[:i], loop, copy.deepcopy(last), *body[i + 1:]])
+    if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2:
+        ret = copy.deepcopy(stmt)
+        ret.value.elts.reverse()
+        yield Edit(RETURN_ORDER, [*body[:i], ret, *body[i + 1:]])
