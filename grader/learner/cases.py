@@ -16,7 +16,6 @@ import numpy as np
 
 from . import plugins
 from .difference import FLOAT32, FLOAT64, Tolerance
-from .prose import wrapped
 from .shortcuts import Rules
 
 TOLERANCES = {"float64": FLOAT64, "float32": FLOAT32}
@@ -298,9 +297,6 @@ class Verdict:
     raised_by: str = ""
     stood_in: tuple[str, ...] = ()
     blamed: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        self.message = wrapped(self.message)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .cases import Verdict
 from .engine import judge
+from .prose import wrapped
 
 ENTRY_POINTS = "attention_course.expectations"
 
@@ -116,5 +117,5 @@ def check(name: str, answer, *, hidden: bool = False) -> None:
         print(f"· {name}: its hidden cases run when your work is graded.")
         return
     if not result.passed:
-        raise CheckFailed(result.message)
-    print(result.message)
+        raise CheckFailed(wrapped(result.message))
+    print(wrapped(result.message))

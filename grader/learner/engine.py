@@ -30,6 +30,7 @@ import numpy as np
 
 from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdict
 from .comparisons import Comparison, Difference
+from .difference import to_numpy
 from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
                        success_line)
 from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed_positions,
@@ -118,17 +119,36 @@ def _agrees(cmp: Comparison, case: Case, mine: Outcome, theirs: Outcome,
     return same, telling
 
 
+def holds_a_number(value) -> bool:
+    """Whether a value holds anything but NaN and inf: a finite number somewhere, or
+    something that is not a number."""
+    if isinstance(value, dict):
+        return any(holds_a_number(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(holds_a_number(v) for v in value)
+    try:
+        array = np.asarray(to_numpy(value))
+    except Exception:  # noqa: BLE001 (not numbers: nothing to be NaN)
+        return True
+    return not np.issubdtype(array.dtype, np.number) or bool(np.isfinite(array).any())
+
+
 def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
-             failing: int) -> MistakeRecord | None:
+             failing: int, exact: bool = False) -> MistakeRecord | None:
     """The catalogued mistake that best explains the answer's outcomes, if any: it must
     behave like the answer on the failing case and on at least 80% of all cases, show at
     least one result the reference does not give, and never go wrong where the answer is
-    right (an answer may hold a second mistake, but not lack the first one's effect)."""
+    right (an answer may hold a second mistake, but not lack the first one's effect).
+    With ``exact``, the same among the error model's mistakes, which must behave like the
+    answer on every case they were run on, and give a wrong result that holds a number
+    on one at least (NaN and inf alone come from too many mistakes to name one)."""
     best, best_score = None, (0.0, 0)
     right = [o.error is None and e.error is None and
              cmp.differ(e.value, o.value, c, against_reference=True) is None
              for c, o, e in zip(exp.cases, outcomes, exp.expected)]
     for mistake in exp.mistakes:
+        if mistake.exact != exact:
+            continue
         theirs = mistake.outcomes
         same, _ = _agrees(cmp, exp.cases[failing], outcomes[failing], theirs[failing],
                           exp.expected[failing])
@@ -139,7 +159,7 @@ def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
         for case, mine, wrong, expected in zip(exp.cases, outcomes, theirs, exp.expected):
             s, t = _agrees(cmp, case, mine, wrong, expected)
             agree += s
-            informative += t
+            informative += t and (not exact or wrong.error is not None or holds_a_number(wrong.value))
         score = (agree / len(exp.cases), informative)
         if informative and score[0] >= (1.0 if mistake.exact else 0.8) and \
                 (best is None or score > best_score):
@@ -184,6 +204,12 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
         *labelled("Expected:", want),
         *labelled(gave, got),
     ])
+
+
+# Relations that say where or how the result differs but not what made it so: an edit of
+# the error model that behaves like the answer on every case is named before them.
+SAYS_ONLY_WHERE = frozenset({Found.PART, Found.PREFIX, Found.DEPENDS, Found.SHIFTED, Found.MISSES,
+                             Found.SEES, Found.IGNORES, Found.ORDER})
 
 
 CONFIRMING = 2  # further failing cases a relation must also hold on, when there are any
@@ -472,7 +498,7 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
         if said is not None:  # an error the driver raises itself (an input read twice)
             return Verdict(False, said)
         if err is not None:
-            mistake = diagnose(exp, cmp, outcomes, i)
+            mistake = diagnose(exp, cmp, outcomes, i) or diagnose(exp, cmp, outcomes, i, exact=True)
             by_axes = None if mistake else _safely(raises_by_axes, cases, outcomes, i)
             blamed = _culprits(exp.info, subject, set_aside, err.helper)
             blame = _blame(exp.info.name, blamed)
@@ -489,6 +515,12 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             mistake = diagnose(exp, cmp, outcomes, i)
             relation, first_bad = (None, "") if mistake is not None else \
                 (_safely(_relation, exp, cmp, subject, outcomes, i, diff) or (None, ""))
+            if mistake is None and (relation is None or relation.kind in SAYS_ONLY_WHERE):
+                # An edit of the reference that behaves like the answer on every case
+                # names the cause, where a relation of these kinds names only what differs.
+                mistake = diagnose(exp, cmp, outcomes, i, exact=True)
+                if mistake is not None:
+                    relation, first_bad = None, ""
             blamed = _culprits(exp.info, subject, set_aside)
             blame = _blame(exp.info.name, blamed)
             return Verdict(False, fitted(lambda: _wrong_value_message(

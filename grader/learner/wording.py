@@ -53,14 +53,14 @@ def labelled(label: str, shown: str) -> list[str]:
 
 
 def fitted(write) -> str:
-    """``write()``'s message (:func:`wrapped`), written again more tightly while it runs
-    over the line limit."""
-    text = wrapped(write())
+    """``write()``'s message, written again more tightly while it runs over the line
+    limit, counted as it is shown (:func:`grader.learner.prose.wrapped`)."""
+    text = write()
     for level in (1, 2):
-        if len(text.splitlines()) < MESSAGE_LINES:
+        if len(wrapped(text).splitlines()) < MESSAGE_LINES:
             break
         with compact(level):
-            text = wrapped(write())
+            text = write()
     return text
 
 

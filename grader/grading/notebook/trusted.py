@@ -25,6 +25,7 @@ from ...course import CheckCall, check_calls
 from ...learner import notebook as notebook_output
 from ...learner.cases import Verdict
 from ...learner.engine import judge
+from ...learner.prose import wrapped
 from ...learner.shortcuts import SourceReader
 from . import nbjson
 from .bridge import BridgeIncident, RemoteSubject, Session
@@ -120,12 +121,13 @@ class Checker:
                 CheckStatus.PASSED, notebook_output.summary_line("\n".join(passed)))
             cell.outputs = self._printed(passed)
         else:
-            run.ename, run.evalue = "CheckFailed", verdict.message
-            self.results[grade_id] = CheckVerdict(CheckStatus.FAILED, verdict.message,
+            message = wrapped(verdict.message)  # as the notebook's own check shows it
+            run.ename, run.evalue = "CheckFailed", message
+            self.results[grade_id] = CheckVerdict(CheckStatus.FAILED, message,
                                                   out_of_memory=out_of_memory)
-            lines = verdict.message.splitlines() or [""]
+            lines = message.splitlines() or [""]
             cell.outputs = self._printed(passed) + [nbjson.new_output(
-                "error", ename="CheckFailed", evalue=verdict.message,
+                "error", ename="CheckFailed", evalue=message,
                 traceback=[f"✗ {lines[0]}", *lines[1:]])]
         cell.execution_count = None
         return run

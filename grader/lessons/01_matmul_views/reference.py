@@ -32,10 +32,14 @@ def _dot(A, B, *, row_of_B=False, swap_bounds=False, reset=True, dtype=None):
     one running sum for every entry; ``dtype``, C's (``int`` cuts every fraction off)."""
     A, B = matmul_operands(A, B)
     n, m = A.shape[0], B.shape[0] if row_of_B else B.shape[1]
+    # site: the result C
     C = np.zeros((n, m), dtype=dtype or result_dtype(A, B))
     total = 0.0
+    # site: the loop over i
     for i in range(m if swap_bounds else n):
+        # site: the loop over j
         for j in range(n if swap_bounds else m):
+            # site: the dot product for entry (i, j)
             C[i, j] = np.sum(A[i, :] * (B[j, :] if row_of_B else B[:, j]))
             if not reset:
                 total = C[i, j] = total + C[i, j]
@@ -47,11 +51,15 @@ def _rows(A, B, *, weight="A[i, p]", reset=True):
     ``reset=False``, row i starts from row i - 1 instead of from zero."""
     A, B = matmul_operands(A, B)
     n, k = A.shape
+    # site: the result C
     C = np.zeros((n, B.shape[1]), dtype=result_dtype(A, B))
+    # site: the loop over i
     for i in range(n):
         if not reset and i > 0:
             C[i, :] = C[i - 1, :]
+        # site: the loop over p
         for p in range(k):
+            # site: the weighted sum for row i
             C[i, :] += (A[i, p] if weight == "A[i, p]" else A[p, i]) * B[p, :]
     return C
 
@@ -61,11 +69,15 @@ def _cols(A, B, *, weight="B[p, j]", reset=True):
     ``reset=False``, column j starts from column j - 1 instead of from zero."""
     A, B = matmul_operands(A, B)
     k, m = B.shape
+    # site: the result C
     C = np.zeros((A.shape[0], m), dtype=result_dtype(A, B))
+    # site: the loop over j
     for j in range(m):
         if not reset and j > 0:
             C[:, j] = C[:, j - 1]
+        # site: the loop over p
         for p in range(k):
+            # site: the weighted sum for column j
             C[:, j] += (B[p, j] if weight == "B[p, j]" else B[j, p]) * A[:, p]
     return C
 
@@ -73,9 +85,13 @@ def _cols(A, B, *, weight="B[p, j]", reset=True):
 def _outer(A, B, *, accumulate=True):
     """The outer-product reading. Knob: ``accumulate=False``, each term replaces the sum."""
     A, B = matmul_operands(A, B)
+    # site: the result C
     C = np.zeros((A.shape[0], B.shape[1]), dtype=result_dtype(A, B))
+    # site: the loop over p
     for p in range(A.shape[1]):
+        # site: the p-th outer product
         term = A[:, p, None] * B[None, p, :]
+        # site: the sum of the outer products
         C = C + term if accumulate else term
     return C
 
@@ -116,6 +132,7 @@ def _batched(A, B, *, product=np.matmul):
     B = as_array(B, "B", min_ndim=2)
     check_inner(A, B)
     _batch_shape(A, B, "A", "B")
+    # site: the batched product
     return product(A, B)
 
 
@@ -135,6 +152,7 @@ def _einsum_scores(Q, K, *, subscripts="...qd,...kd->...qk", k_dot_t=False):
             f"and K of shape {shape_str(K.shape)}"
         )
     _batch_shape(Q, K, "Q", "K")
+    # site: the einsum of the scores
     return np.einsum(subscripts, Q, K.T if k_dot_t else K)
 
 
@@ -147,11 +165,14 @@ def check_convex_rows(W: np.ndarray, name: str = "W", atol: float = CONVEX_ATOL)
     """Raise ``ValueError`` unless every row of ``W`` is non-negative and sums to 1."""
     if not np.all(np.isfinite(W)):
         raise ValueError(f"{name} contains NaN or infinite weights")
+    # site: the test for negative weights
     negative = np.argwhere(W < 0)
     if negative.size:
         idx = tuple(int(i) for i in negative[0])
         raise ValueError(f"{name}{list(idx)} = {W[idx]:.4g} is negative; weights must be >= 0")
+    # site: the row sums of the weights
     sums = W.sum(axis=-1)
+    # site: the test for rows that do not sum to 1
     off = np.argwhere(np.abs(sums - 1) > atol)
     if off.size:
         idx = tuple(int(i) for i in off[0])
@@ -175,6 +196,7 @@ def _weighted_average(W, V, *, weights="W"):
     check_convex_rows(W)
     W = {"W": W, "Wᵀ": np.swapaxes(W, -1, -2),
          "uniform": np.full_like(W, 1 / W.shape[-1])}[weights]
+    # site: the mixture of the rows of V
     return np.matmul(W, V)
 
 

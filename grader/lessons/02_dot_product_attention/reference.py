@@ -47,9 +47,12 @@ def _softmax(x, axis=-1, *, shift="slice", total="slice", keepdims=True, along=N
     axis = _axis_index(axis, x.ndim) if along is None else along
     over = {"slice": axis, "matrix": (-2, -1), "array": None}
     if shift is not None:
+        # site: the shifted scores
         x = x - x.max(axis=over[shift], keepdims=True)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        # site: the exponentials of the scores
         e = np.exp(x)
+        # site: the weights
         return e / e.sum(axis=over[total], keepdims=keepdims)
 
 
@@ -100,6 +103,7 @@ def _divisor(divide_by: str, *, d_k: int, t_q: int, t_k: int, d_model: int | Non
         return 1.0
     widths = {"d_k": d_k, "T_k": t_k, "T_q": t_q, "d_model": d_model}
     width = widths[divide_by.removeprefix("sqrt(").removesuffix(")")]
+    # site: the scale of the scores
     return float(np.sqrt(width) if divide_by.startswith("sqrt(") else width)
 
 
@@ -115,8 +119,10 @@ def _scores(Q, K, *, divide_by="sqrt(d_k)", d_model=None, transpose="last two ax
     Q, K = _query_key(Q, K)
     _batch_shape({"Q": Q, "K": K})
     flip = {"last two axes": _swap_last_two, "every axis": np.transpose}[transpose]
+    # site: the product of the queries and the keys
     product = np.matmul(Q, flip(K)) if queries_first else np.matmul(K, flip(Q))
     scale = _divisor(divide_by, d_k=Q.shape[-1], t_q=Q.shape[-2], t_k=K.shape[-2], d_model=d_model)
+    # site: the scores
     return product / np.asarray(scale).astype(np.result_type(Q, K))
 
 
@@ -141,7 +147,9 @@ def _attention(Q, K, V, *, scores=attention_scores, weights_by=softmax, softmax_
     V = as_array(V, "V", min_ndim=2)
     _check_values(K, V)
     _batch_shape({"Q": Q, "K": K, "V": V})
+    # site: the product of the queries and the keys
     weights = weights_by(scores(Q, K), axis=softmax_axis)
+    # site: the mix of the values
     output = np.matmul(weights, _swap_last_two(V) if values_transposed else V)
     return {"output, weights": (output, weights), "weights, output": (weights, output),
             "weights": weights, "output": output}[returns]
@@ -171,16 +179,23 @@ def _attend_one_query(q, K, V, *, divide_by="sqrt(d_k)", stable=True, normalised
         )
     _check_values(K, V)
     scale = _divisor(divide_by, d_k=q.shape[0], t_q=1, t_k=K.shape[0])
+    # site: the scores
     scores = [float(np.sum(q * K[i])) / scale for i in range(K.shape[0])]
     top = max(scores) if stable else 0.0
     with np.errstate(over="ignore", invalid="ignore"):
+        # site: the exponentials of the scores
         exps = [np.exp(s - top) for s in scores]
+        # site: the denominator of the softmax
         total = sum(exps) if normalised else 1.0
+        # site: the weights
         weights = [e / total for e in exps]
         if returns == "weights":
             return np.array(weights)
+        # site: the output
         out = np.zeros(V.shape[1], dtype=result_dtype(q, K, V))
+        # site: the loop over the keys
         for i in range(K.shape[0]):
+            # site: the mix of the values
             out += weights[i] * V[i]
     return out
 
@@ -229,6 +244,7 @@ def _self_attention(X, W_q, W_k, W_v, *, projected=True, keys_by="W_k", divide_b
     if weights_transposed:
         W_q, W_k, W_v = W_q.T, W_k.T, W_v.T
     if projected:
+        # site: the queries, keys and values
         Q, K, V = X @ W_q, X @ {"W_k": W_k, "W_q": W_q}[keys_by], X @ W_v
     else:
         Q = K = V = X
@@ -274,6 +290,7 @@ def _score_variance(d_k, n_samples, seed, *, summed_over=-1, scaled=False, stati
     q, k = score_samples(d_k, n_samples, seed)
     if pairs == "all":
         return _all_pairs_variance(q, k)
+    # site: the dot products
     dots = q * k if summed_over is None else np.sum(q * k, axis=summed_over)
     if scaled:
         dots = dots / np.sqrt(q.shape[-1])

@@ -54,6 +54,7 @@ def _product(A: np.ndarray, B: np.ndarray) -> np.ndarray:
 
 def _evaluate(formula: str, **matrices) -> np.ndarray:
     """The product that ``formula`` names, such as ``"Kᵀ Q"`` (a ``ᵀ`` transposes)."""
+    # site: the scores
     left, right = (matrices[f[0]].T if f.endswith("ᵀ") else matrices[f[0]] for f in formula.split())
     return _product(left, right)
 
@@ -132,11 +133,13 @@ def _softmax3(S, *, base=3, normalise: str | None = "columns", keepdims=True) ->
     gives floats."""
     S = as_fractions(S, "S", whole=True)
     if isinstance(base, int):
+        # site: the powers of 3
         powers = _elementwise(lambda s: Fraction(base) ** int(s), S)
     else:
         powers = float(base) ** S.astype(float)
     if normalise is None:
         return powers
+    # site: the weights A
     return powers / powers.sum(axis=NORMALISE_AXIS[normalise], keepdims=keepdims)
 
 
@@ -160,6 +163,7 @@ def _steps(X, W_Q, W_K, W_V, *, given: str, tokens: str, scores: str, normalise:
     if tokens == "columns":
         Q, K, V = (_product(W, X_columns) for W in (W_Q, W_K, W_V))
     else:
+        # site: the queries, keys and values
         Q, K, V = (_product(X_columns.T, W.T) for W in (W_Q, W_K, W_V))
     S = _evaluate(scores, K=K, Q=Q)
     scaled = _scaled(S, scaling=scaling)

@@ -50,6 +50,7 @@ def _causal(T, *, with_diagonal=True, ahead=0, columns=False, invert=False, dtyp
     T = positive_int(T, "T")
     mask = np.tri(T, T, ahead if with_diagonal else ahead - 1, dtype=bool)
     if columns:
+        # site: the mask for tokens as columns
         mask = np.ascontiguousarray(mask.T)
     if invert:
         mask = ~mask
@@ -79,6 +80,7 @@ def _padding(lengths, T, *, extra_real=0, padded_on="right", transposed=False, i
     True at the padding; ``dtype``: the mask's dtype.
     """
     T = positive_int(T, "T")
+    # site: the column of lengths
     lengths = lengths_array(lengths, T)[:, None]
     positions = np.arange(T)[None, :]
     if padded_on == "right":
@@ -113,6 +115,7 @@ def _attention_mask(lengths, T, causal=True, *, padding_on="keys", combine="and"
         raise ValueError(f"causal must be True or False, got {causal!r}")
     pad = _padding(lengths, T)
     B, T = pad.shape
+    # site: the key-padding mask
     padded = {"keys": pad[:, None, :],                       # [B, 1, T]: the same for every query
               "queries": pad[:, :, None],
               "both": pad[:, None, :] & pad[:, :, None]}[padding_on]
@@ -176,12 +179,16 @@ def _masked_softmax(scores, mask, *, fill=-np.inf, true_means="attend", mask_app
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         before = mask_applied == "before"
         x = np.where(allowed, scores, fill).astype(scores.dtype) if before else scores
+        # site: the shift of the scores
         top = np.max(x, axis=axis, keepdims=True) if shift else np.zeros((), x.dtype)
         if guard_empty_rows:
             top = np.where(np.isfinite(top), top, 0.0).astype(x.dtype)
+        # site: the exponentials of the scores
         e = np.exp(x - top)                       # exp(−∞) = 0 exactly
+        # site: the denominator of the softmax
         total = e.sum(axis=axis, keepdims=True)
         if guard_empty_rows:                      # 0 / 0 in a fully masked row: zeros, not NaN
+            # site: the division of the exponentials by their sum
             weights = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
         else:
             weights = e / total
@@ -234,12 +241,16 @@ def _masked_attention(Q, K, V, mask=None, *, scaled=True, use_mask=True,
     as it is); ``softmax_knobs`` go to the masked softmax.
     """
     Q, K, V = _qkv(Q, K, V)
+    # site: the product of the queries and the keys
     scores = np.matmul(Q, np.swapaxes(K, -1, -2))
     if scaled:
+        # site: the scaled scores
         scores = scores / np.sqrt(Q.shape[-1]).astype(Q.dtype)
     if (mask is None and none_means_no_mask) or not use_mask:
+        # site: the mask that allows every key
         mask = np.ones(scores.shape[-2:], dtype=bool)
     weights = _masked_softmax(scores, mask, **softmax_knobs)
+    # site: the weighted sum of the rows of V
     return np.matmul(weights, V), weights
 
 
@@ -266,11 +277,13 @@ def _prefix_average(X, *, looks_ahead=False, with_diagonal=True, normalise="rows
         W = np.ascontiguousarray(W.T)
     with np.errstate(invalid="ignore", divide="ignore"):  # an empty row of W, without its diagonal
         if normalise == "rows":
+            # site: the row normalisation of W
             W = W / W.sum(axis=-1, keepdims=True)
         elif normalise == "columns":
             W = W / W.sum(axis=0, keepdims=True)
         elif normalise == "T":
             W = W / W.dtype.type(T)
+    # site: the product of W and X
     return np.matmul(W, X)
 
 
@@ -312,6 +325,7 @@ def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up 
             f"attend must return one output per token (shape [T, ...] with T = {T}), got shape "
             f"{shape_str(before.shape)}"
         )
+    # site: the loop over the positions t
     positions = range(T if last_t else T - 1)
     if not every_t:
         positions = positions[-1:]

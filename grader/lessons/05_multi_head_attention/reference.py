@@ -137,9 +137,11 @@ def _split_heads(x, n_heads, *, features="blocks", move_heads="transpose"):
     if move_heads == "reshape":
         return x.reshape(batch, n_heads, tokens, d_head)
     if features == "blocks":
+        # site: the cut of each token's features
         per_token = x.reshape(batch, tokens, n_heads, d_head)
     else:
         per_token = x.reshape(batch, tokens, d_head, n_heads).transpose(-2, -1)
+    # site: the swap of the head and token axes
     return per_token.transpose(1, 2) if move_heads == "transpose" else per_token
 
 
@@ -164,9 +166,11 @@ def _merge_heads(x, *, move_tokens="transpose", join="concatenate"):
         return x.mean(dim=1)
     if move_tokens == "reshape":
         return x.reshape(batch, tokens, n_heads * d_head)
+    # site: the swap of the head and token axes
     per_token = x.transpose(1, 2)                          # [B, T, h, d_head]
     if join == "interleave":
         per_token = per_token.transpose(-2, -1)            # [B, T, d_head, h]
+    # site: the concatenation of the heads
     return per_token.reshape(batch, tokens, n_heads * d_head)
 
 
@@ -187,12 +191,16 @@ def _add_layers(mha, *, width="d_model", w_o_reads="d_model", bias=True, w_k="nn
     "nn.Conv1d").
     """
     features = {"d_model": mha.d_model, "d_head": mha.d_head}
+    # site: the query projection
     mha.w_q = nn.Linear(mha.d_model, features[width], bias=bias)
     if w_k == "nn.Linear":
+        # site: the key projection
         mha.w_k = nn.Linear(mha.d_model, features[width], bias=bias)
     else:
         mha.w_k = nn.Conv1d(mha.d_model, features[width], kernel_size=1, bias=bias)
+    # site: the value projection
     mha.w_v = nn.Linear(mha.d_model, features[width], bias=bias)
+    # site: the output projection
     mha.w_o = nn.Linear(features[w_o_reads], mha.d_model, bias=bias)
 
 
@@ -209,15 +217,23 @@ def _attend(mha, query, key, value, mask=None, *, move_heads="transpose", scale=
     """
     batch, t_q, t_k = _check_inputs(query, key, value, mha.d_model)
     allowed = attention_mask(mask, batch, mha.n_heads, t_q, t_k)
+    # site: the queries
     q = _split_heads(mha.w_q(query), mha.n_heads, move_heads=move_heads)   # [B, h, T_q, d_head]
+    # site: the keys
     k = _split_heads(mha.w_k(key), mha.n_heads, move_heads=move_heads)     # [B, h, T_k, d_head]
+    # site: the values
     v = _split_heads(mha.w_v(value), mha.n_heads, move_heads=move_heads)   # [B, h, T_k, d_head]
+    # site: the scores
     scores = q @ k.transpose(-2, -1)
     if scale != "none":
+        # site: the scale of the scores
         scores = scores / math.sqrt(mha.d_head if scale == "d_head" else mha.d_model)
     if allowed is not None:
+        # site: the mask of the blocked scores
         blocked = ~allowed if mask_true_means == "attend" else allowed
+        # site: the masked scores
         scores = scores.masked_fill(blocked, float("-inf"))
+    # site: the softmax of the scores
     weights = torch.softmax(scores, dim=-1 if softmax_over == "keys" else -2)
     if allowed is not None:
         # A query with no allowed key: softmax of all -inf is NaN; give it no weight.
@@ -226,8 +242,11 @@ def _attend(mha, query, key, value, mask=None, *, move_heads="transpose", scale=
         weights = weights.mean(dim=1, keepdim=True)
         if head_maps == "averaged, repeated":
             weights = weights.expand(-1, mha.n_heads, -1, -1)
+    # site: the heads' outputs
     heads = weights @ v                                                    # [B, h, T_q, d_head]
+    # site: the concatenation of the heads
     merged = _merge_heads(heads, move_tokens=move_heads)
+    # site: the returned pair
     return (mha.w_o(merged) if output_projection else merged), weights
 
 
@@ -321,6 +340,7 @@ def _copy_from_torch(ours, theirs, *, blocks_into=("w_q", "w_k", "w_v"), rows="b
     weight, bias = theirs.in_proj_weight, theirs.in_proj_bias
     with torch.no_grad():
         for i, name in enumerate(blocks_into):
+            # site: the rows of a projection
             part = slice(i * d, (i + 1) * d) if rows == "blocks" else slice(i, None, 3)
             block = weight[part]
             layers[name].weight.copy_(block.T if "in_proj" in transposed else block)
@@ -373,8 +393,10 @@ def _head_projection(x, layer: nn.Linear, features: slice, weight_part: str, bia
     """One head's share of ``layer(x)``: the rows ``features`` of its ``[out, in]`` weight
     ("rows"), or (a mistake) its columns ("columns"); with the same slice of the bias or
     (a mistake) none."""
+    # site: the head's share of a bias
     bias = layer.bias[features] if biases else None
     if weight_part == "rows":
+        # site: the head's share of a projection
         return F.linear(x, layer.weight[features], bias)
     projected = x @ layer.weight[:, features]
     return projected if bias is None else projected + bias
@@ -394,15 +416,22 @@ def _heads_one_by_one(x, mha, *, weight_part="rows", biases=True, scale="d_head"
     if x.shape[-1] != d_model:
         raise ValueError(f"x has {x.shape[-1]} features but mha has d_model = {d_model}")
     outputs, maps = [], []
+    # site: the collection of the heads' maps
     for head in range(mha.n_heads):
+        # site: the rows of a head
         rows = slice(head * d_head, (head + 1) * d_head)
         q, k, v = (_head_projection(x, layer, rows, weight_part, biases)    # [B, T, d_head]
                    for layer in (mha.w_q, mha.w_k, mha.w_v))
+        # site: the scores
         scores = q @ k.transpose(-2, -1) / math.sqrt(d_head if scale == "d_head" else d_model)
+        # site: the softmax of the scores
         weights = torch.softmax(scores, dim=-1)
+        # site: the heads' outputs
         outputs.append(weights @ v)
         maps.append(weights)
+    # site: the concatenation of the heads
     joined = torch.cat(outputs, dim=-1)
+    # site: the returned pair
     return (mha.w_o(joined) if output_projection else joined), torch.stack(maps, dim=maps_axis)
 
 
@@ -429,8 +458,11 @@ def _parameter_count(d_model, n_heads, *, head_slice=("d_head", "d_model"), bias
     positive_int(d_model, "d_model")
     sizes = {"d_model": d_model, "d_head": _heads_fit(d_model, n_heads)}
     rows, columns = (sizes[s] for s in head_slice)
+    # site: the count of one head's parameters
     per_head = 3 * (rows * columns + (rows if biases else 0))      # its share of q, k and v
+    # site: the count of w_o's parameters
     w_o = d_model * d_model + (d_model if biases else 0)
+    # site: the total count
     return n_heads * per_head + (w_o if output_projection else 0)
 
 
@@ -458,10 +490,13 @@ def _value_down_up(mha, head, *, read_as_in_out=(), transpose=True):
         weight = getattr(mha, name).weight.detach()
         if name in read_as_in_out:   # features looked for on the other axis, used as they are
             return (weight[:, features] if head_features_are == "rows" else weight[features, :]).clone()
+        # site: the head's block of a weight
         block = weight[features, :] if head_features_are == "rows" else weight[:, features]
+        # site: value-down and value-up
         return (block.T if transpose else block).clone()
 
     # The head's features are outputs of w_v (rows of [out, in]) and inputs of w_o (columns).
+    # site: the returned pair
     return row_map("w_v", "rows"), row_map("w_o", "columns")
 
 

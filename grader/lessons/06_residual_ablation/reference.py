@@ -106,10 +106,13 @@ class _Block(nn.Module):
         if self.norm_at == "after":
             out = layer(x)
             return norm(skip + out) if keep_skip else norm(out)
+        # site: the normalised copy of the stream
         h = norm(x)
         if self.norm_at == "stream":
             skip = h
+        # site: the sublayer's output
         out = layer(h)
+        # site: the skip
         return skip + out if keep_skip else out
 
     def _attend(self, h, x):
@@ -118,6 +121,7 @@ class _Block(nn.Module):
         if self.causal:
             T = h.shape[1]
             mask = torch.triu(torch.ones(T, T, dtype=torch.bool, device=h.device), diagonal=1)
+        # site: the attention
         pair = self.attn(h, kv, kv, attn_mask=mask, need_weights=False)
         return pair if self.attention_output == "pair" else pair[0]
 
@@ -155,6 +159,7 @@ class _TinyTransformer(nn.Module):
         if one_block_shared:
             blocks = [Block(d_model, n_heads, d_ff, **flag)] * n_layers
         else:
+            # site: the list of blocks
             blocks = [Block(d_model, n_heads, d_ff, **flag) for _ in range(n_layers)]
         self.blocks = blocks if blocks_in == "list" else nn.ModuleList(blocks)
         self.ln_f = nn.LayerNorm(d_model)
@@ -162,11 +167,15 @@ class _TinyTransformer(nn.Module):
 
     def forward(self, tokens):
         tokens = as_tokens(tokens, self.vocab_size, self.seq_len)
+        # site: the token embeddings
         x = self.tok_emb(tokens)
         if self.positions:
+            # site: the sum of the token and position embeddings
             x = x + self.pos_emb(torch.arange(tokens.shape[1], device=tokens.device))
+        # site: the loop over the blocks
         for block in self.blocks:
             x = block(x)
+        # site: the logits
         return self.head(self.ln_f(x) if self.final_norm else x)
 
 
@@ -189,14 +198,19 @@ def _token_similarity(h, *, normalise_dim=-1, cosine=True, self_pairs=False,
     h = as_hidden(h)
     if pool_batch:
         h = h.reshape(-1, h.shape[-1])
+    # site: the unit vectors
     unit = h / h.norm(dim=normalise_dim, keepdim=True).clamp_min(1e-8) if cosine else h
+    # site: the cosines of all pairs
     cos = unit @ unit.transpose(-1, -2)                       # [..., T, T]
     T = h.shape[-2]
     if self_pairs:
         per_sequence = cos.mean(dim=(-1, -2))
     else:
+        # site: the sum over distinct pairs
         off_diagonal = cos.sum(dim=(-1, -2)) - cos.diagonal(dim1=-2, dim2=-1).sum(dim=-1)
+        # site: the average over distinct pairs
         per_sequence = off_diagonal / (T * (T - 1))
+    # site: the average over the batch
     return float(per_sequence.mean()) if batch_mean else per_sequence
 
 
@@ -221,14 +235,17 @@ def _train(model, task, steps, seed, *, zero_grad="before backward", loss_over="
     optimizer = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
     model.train()
     losses = []
+    # site: the recording of each step's loss
     for _ in progress(range(steps), "training", leave=False):
         if generator_made == "each step":
             generator = torch.Generator().manual_seed(seed)
+        # site: the batch
         tokens, targets = task.sample(generator)
         logits = model(tokens)
         if loss_over == "last position":
             loss = F.cross_entropy(logits[:, -1], targets[:, -1])
         else:
+            # site: the loss over every position
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         if zero_grad == "before backward":
             optimizer.zero_grad()
@@ -270,10 +287,13 @@ def run_ablation(depths, steps, seed) -> list[dict]:
     probe, _ = TASK.sample(torch.Generator().manual_seed(seed))
     rows = []
     for depth in progress(depths, "depths"):
+        # site: the recording of each run's row
         for residual in (True, False):
             torch.manual_seed(seed)
+            # site: the model of a run
             model = TinyTransformer(**MODEL, n_layers=depth, residual=residual)
             similarity_init = _similarities(model, probe)
+            # site: the training of a run
             losses = train(model, TASK, steps, seed)
             rows.append({
                 "depth": depth,

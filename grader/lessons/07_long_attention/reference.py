@@ -216,6 +216,7 @@ def _tiled(Q, K, V, block_q, block_k, causal=False, *, skip="above", mask_inside
             for j0 in range(0, T_k, block_k):
                 # site: the end of a block of keys
                 j1 = min(j0 + block_k, T_k)
+                # site: the skip of a tile above the diagonal
                 if causal and _tile_skipped(i0, i1, j0, j1, skip):
                     tiles["skipped"] += 1
                     continue

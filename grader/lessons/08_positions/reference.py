@@ -72,6 +72,7 @@ def _sinusoidal(T, d, *, start=0, first="sin", layout="pairs", exponent="2i/d", 
     :func:`_place`; ``exponent``: see :data:`EXPONENTS`."""
     T, d = position_sizes(T, d)
     t = np.arange(start, start + T, dtype=np.float64)
+    # site: the angles
     angles = t[:, None] * _frequencies(d, base, exponent)[None, :]
     sin, cos = np.sin(angles), np.cos(angles)
     return _place(sin, cos, layout) if first == "sin" else _place(cos, sin, layout)
@@ -99,11 +100,13 @@ def _rope(x, positions, base=10000.0, *, layout="pairs", exponent="2i/d", turn=1
     x, positions, base = rope_inputs(x, positions, base)
     d, dtype = x.shape[-1], result_dtype(x)
     at = positions if where == "positions" else np.arange(x.shape[-2])
+    # site: the angles
     angles = at[:, None].astype(np.float64) * _frequencies(d, base, exponent)[None, :]
     c, s = np.cos(angles).astype(dtype), (turn * np.sin(angles)).astype(dtype)
     if trig != "cos, sin":
         c, s = s, c
     a, b = _split(x, layout)
+    # site: the turned pairs
     return _place(a * c - b * s, a * s + b * c, layout)
 
 
@@ -124,8 +127,10 @@ def _rope_scores(Q, K, positions_q, positions_k, base=10000.0, *, rotate=rope, t
                                                              base)
     q = Q if turned == "neither" else rotate(Q, positions_q, base)
     k = rotate(K, positions_k, base) if turned == "both" else K
+    # site: the scores
     scores = q @ np.swapaxes(k, -1, -2)
     dtype = result_dtype(Q, K)
+    # site: the scale of the scores
     return scores / dtype.type(np.sqrt(Q.shape[-1])) if scaled else scores
 
 

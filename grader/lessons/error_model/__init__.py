@@ -12,6 +12,7 @@ import functools
 import types
 
 from ...learner import agent
+from ...learner.engine import holds_a_number
 from .search import Mutant, mutants
 
 __all__ = ["model_mistakes", "Mutant", "mutants"]
@@ -21,21 +22,6 @@ def _differ(cmp, case, a, b, against_reference: bool) -> bool:
     if a.error is not None or b.error is not None:
         return not (a.error is not None and b.error is not None and a.error.type == b.error.type)
     return cmp.differ(a.value, b.value, case, against_reference=against_reference) is not None
-
-
-def _finite(value) -> bool:
-    """Whether every number in an outcome's value is finite."""
-    import numpy as np
-
-    if isinstance(value, dict):
-        return all(_finite(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return all(_finite(v) for v in value)
-    try:
-        array = np.asarray(value)
-    except Exception:  # noqa: BLE001 (not numbers: nothing to be non-finite)
-        return True
-    return not np.issubdtype(array.dtype, np.number) or bool(np.isfinite(array).all())
 
 
 def _quietly_run(impl, driver, cases):
@@ -75,7 +61,7 @@ def model_mistakes(name: str) -> tuple:
         except Exception:  # noqa: BLE001 (an edit that breaks more than the answer: never named)
             continue
         wrong = [o.error is None and _differ(cmp, c, e, o, True) for c, e, o in zip(cases, expected, outcomes)]
-        if not any(w and _finite(o.value) for w, o in zip(wrong, outcomes)):
+        if not any(w and holds_a_number(o.value) for w, o in zip(wrong, outcomes)):
             continue  # never wrong, or wrong only as NaN or inf, which many mistakes give
         if any(not any(_differ(cmp, c, o, t, False) for c, o, t in zip(cases, outcomes, other))
                for other in seen):

@@ -97,8 +97,8 @@ KEEPDIMS = _rule("reduced axis not kept",
                  lambda site: "Keep that axis, with length 1 (`keepdims=True`), so that it lines "
                  "up with what it is combined with.", 1)
 NO_TRANSPOSE = _rule("transpose left out",
-                     lambda site: f"the transpose in {site} were left out",
-                     lambda site: "Swap the last two axes there.", 1)
+                     lambda site, axes="": f"the transpose in {site} were left out",
+                     lambda site, axes="": f"Swap {axes or 'its last two axes'} there.", 1)
 FULL_TRANSPOSE = _rule("full transpose",
                        lambda site: f"{site} used `.T`, which reverses every axis, the batch "
                        "axes too",
@@ -135,7 +135,19 @@ INVERTED = _rule("True and False swapped",
                  lambda site: f"True and False were swapped in {site}",
                  lambda site: f"Check which entries of {site} are True.", 1)
 
-RULES = (AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+FROM_ZERO = _rule("counted from 0",
+                  lambda site: f"the positions in {site} were counted from 0 instead of from "
+                  "where they start",
+                  lambda site: "Count them from where they start.", 2)
+BREAK = _rule("break for continue",
+              lambda site: f"{site} stopped the loop (`break`) where it should only go on to "
+              "the next pass (`continue`)",
+              lambda site: "Go on to the next pass there.", 2)
+SIBLING = _rule("one name for another",
+                lambda site, new, old: f"{site} used `{new}` where it needs `{old}`",
+                lambda site, new, old: f"Use `{old}` there.", 3)
+
+RULES = (FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -205,9 +217,14 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
                 yield Edit(REDUCTION, inner, {"words": REDUCTIONS[name]})
         if name in TRANSPOSES and method:
             target = _operand(node)
+            axes = [_int(a) for a in node.args if a is not target]
             if target is not None:
-                yield Edit(NO_TRANSPOSE, target)
-                yield Edit(FULL_TRANSPOSE, ast.Attribute(copy.deepcopy(target), "T", ast.Load()))
+                last_two = sorted(axes) == [-2, -1]
+                words = "" if last_two or None in axes or len(axes) != 2 else \
+                    f"axes {axes[0]} and {axes[1]}"
+                yield Edit(NO_TRANSPOSE, target, {"axes": words} if words else {})
+                if last_two:
+                    yield Edit(FULL_TRANSPOSE, ast.Attribute(copy.deepcopy(target), "T", ast.Load()))
         if name in TRIANGLES:
             call = copy.deepcopy(node)
             if isinstance(call.func, ast.Attribute):
@@ -215,6 +232,10 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
             else:
                 call.func.id = TRIANGLES[name]
             yield Edit(TRIANGLE, call)
+        if name == "arange" and len(node.args) == 2 and not node.keywords:
+            call = copy.deepcopy(node)
+            call.args = [ast.BinOp(copy.deepcopy(node.args[1]), ast.Sub(), copy.deepcopy(node.args[0]))]
+            yield Edit(FROM_ZERO, call)
         if name == "range" and node.args:
             for i, arg in enumerate(node.args[:2]):
                 for more in (True, False):
@@ -329,7 +350,65 @@ def statement_edits(body: list[ast.stmt], i: int) -> Iterator[Edit]:
             loop = copy.deepcopy(stmt)
             loop.body = loop.body[:-1]
             yield Edit(OUT_OF_LOOP, [*body[:i], loop, copy.deepcopy(last), *body[i + 1:]])
+    if isinstance(stmt, ast.Continue):
+        yield Edit(BREAK, [*body[:i], ast.Break(), *body[i + 1:]])
     if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2:
         ret = copy.deepcopy(stmt)
         ret.value.elts.reverse()
         yield Edit(RETURN_ORDER, [*body[:i], ret, *body[i + 1:]])
+
+
+def siblings(fn: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
+    """Names of ``fn`` made side by side, as in ``q, k, v = X @ W_q, X @ W_k, X @ W_v``:
+    the names it assigns (q, k, v), and the names its right sides differ by in the same
+    place (W_q, W_k, W_v). Each name's siblings are the names a learner may write for it."""
+    groups: list[list[str]] = []
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Tuple) and isinstance(node.value, ast.Tuple)
+                and len(node.targets[0].elts) == len(node.value.elts) >= 2):
+            continue
+        targets = node.targets[0].elts
+        if all(isinstance(t, ast.Name) for t in targets):
+            groups.append([t.id for t in targets])
+        first = node.value.elts[0]
+        for other in node.value.elts[1:]:
+            pairs = _differing_names(first, other)
+            if pairs is not None:
+                for a, b in pairs:
+                    groups.append([a, b])
+    found: dict[str, tuple[str, ...]] = {}
+    for names in groups:
+        for name in names:
+            found[name] = tuple(dict.fromkeys([*found.get(name, ()), *(n for n in names if n != name)]))
+    return found
+
+
+def _differing_names(a: ast.AST, b: ast.AST) -> list[tuple[str, str]] | None:
+    """The pairs of names two expressions of the same form differ by, place for place;
+    None if they differ in anything else."""
+    if type(a) is not type(b):
+        return None
+    if isinstance(a, ast.Name):
+        return [] if a.id == b.id else [(a.id, b.id)]
+    pairs = []
+    for (name, x), (_, y) in zip(ast.iter_fields(a), ast.iter_fields(b)):
+        xs, ys = (x, y) if isinstance(x, list) else ([x], [y])
+        if len(xs) != len(ys):
+            return None
+        for u, v in zip(xs, ys):
+            if isinstance(u, ast.AST):
+                found = _differing_names(u, v)
+                if found is None:
+                    return None
+                pairs += found
+            elif u != v and name not in ("ctx",):
+                return None
+    return pairs
+
+
+def sibling_edits(node: ast.AST, group: dict[str, tuple[str, ...]]) -> Iterator[Edit]:
+    """A name read where one of its siblings belongs (:func:`siblings`)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        for other in group.get(node.id, ()):
+            yield Edit(SIBLING, ast.Name(other, ast.Load()), {"new": other, "old": node.id})

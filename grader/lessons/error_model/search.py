@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from functools import cache
 
-from .rules import Edit, Rule, expression_edits, start_edits, statement_edits
+from .rules import Edit, Rule, expression_edits, sibling_edits, siblings, start_edits, statement_edits
 
 SITE = re.compile(r"^\s*#\s*site:\s*(?P<name>.+?)\s*$")
 
@@ -44,15 +44,19 @@ class Mutant:
 
 
 def _functions(reference) -> list[types.FunctionType]:
-    """The functions the reference runs: itself (or, for a class, its methods) and the
-    functions of its own module they call, directly or through each other."""
+    """The functions the reference runs: itself (or, for a class, its methods and those of
+    its bases from the same module) and the functions of its own module they call,
+    directly or through each other. Another graded function of the module is not one of
+    them: it is the learner's own part, with a check of its own."""
+    module = reference.__module__
     if isinstance(reference, types.FunctionType):
         todo = [reference]
     elif isinstance(reference, type):
-        todo = [m for m in vars(reference).values() if isinstance(m, types.FunctionType)]
+        todo = [m for cls in reference.__mro__ if cls.__module__ == module
+                for m in vars(cls).values() if isinstance(m, types.FunctionType)]
     else:
         return []
-    module = reference.__module__
+    graded = set(getattr(inspect.getmodule(reference), "__all__", ())) - {reference.__name__}
     found = []
     while todo:
         fn = todo.pop(0)
@@ -61,17 +65,20 @@ def _functions(reference) -> list[types.FunctionType]:
         found.append(fn)
         for name in _names(fn.__code__):
             other = fn.__globals__.get(name)
-            if isinstance(other, types.FunctionType) and other.__module__ == module and other not in found:
+            if isinstance(other, types.FunctionType) and other.__module__ == module and \
+                    other not in found and name not in graded:
                 todo.append(other)
     return found
 
 
-def _names(code) -> set[str]:
-    names = set(code.co_names)
+def _names(code) -> list[str]:
+    """The global names ``code`` reads, in the order it first reads them (never a set's
+    order, which changes from one process to the next)."""
+    names = list(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names
+            names += _names(const)
+    return list(dict.fromkeys(names))
 
 
 @cache
@@ -154,6 +161,7 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
     if found is None:
         return []
     tree, sites, filename = found
+    group = siblings(tree)
     out = []
 
     def compiled(path, new):
@@ -178,7 +186,8 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
             if isinstance(stmt, ast.Assign):
                 found_edits += [(stmt_path + (("value", None),), e) for e in start_edits(stmt.value)]
             found_edits += [(stmt_path + path, e) for node, path in list(_own_nodes(stmt))
-                            for e in expression_edits(node)]
+                            for e in [*expression_edits(node), *sibling_edits(node, group)]]
+            found_edits += list(_inner_statement_edits(stmt, stmt_path))
             for path, edit in found_edits:
                 code = compiled(path, edit.new)
                 if code is not None:
@@ -191,6 +200,18 @@ def _rebound(fn: types.FunctionType, space: dict) -> types.FunctionType:
     bound.__kwdefaults__ = fn.__kwdefaults__
     bound.__doc__, bound.__qualname__ = fn.__doc__, fn.__qualname__
     return bound
+
+
+def _inner_statement_edits(stmt: ast.stmt, path: tuple):
+    """The statement edits (``continue`` for ``break``) of the statements inside a site's
+    own bodies that are no site of their own: they are part of it."""
+    for name in ("body", "orelse"):
+        body = getattr(stmt, name, None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.stmt) and \
+                not isinstance(stmt, (ast.For, ast.While, ast.FunctionDef)):
+            for i, inner in enumerate(body):
+                if isinstance(inner, ast.Continue):
+                    yield from ((path + ((name, None),), e) for e in statement_edits(body, i))
 
 
 def _bound(fn, code: types.CodeType, functions: list, reference):
@@ -206,14 +227,18 @@ def _bound(fn, code: types.CodeType, functions: list, reference):
             space[other.__name__] = _rebound(other, space)
     if not isinstance(reference, type):
         return space[reference.__name__]
-    methods = {name: edited if m is fn else _rebound(m, space) for name, m in vars(reference).items()
-               if isinstance(m, types.FunctionType)}
+    methods = {}
+    for cls in reversed(reference.__mro__):  # the nearest class's method wins
+        if cls.__module__ == reference.__module__:
+            methods.update({name: edited if m is fn else _rebound(m, space)
+                            for name, m in vars(cls).items() if isinstance(m, types.FunctionType)})
     return type(reference.__name__, (reference,), {**methods, "__module__": reference.__module__,
                                                    "__qualname__": reference.__qualname__})
 
 
 def _is_method(fn, reference) -> bool:
-    return isinstance(reference, type) and vars(reference).get(fn.__name__) is fn
+    return isinstance(reference, type) and any(
+        vars(cls).get(fn.__name__) is fn for cls in reference.__mro__)
 
 
 def mutants(reference) -> list[Mutant]:

@@ -1,0 +1,115 @@
+"""Held-out wrong answers with their true causes (``tests/judged/set_*.py``), and what a
+reader judged of each one's message (``tests/judged/judged.json``).
+
+Each set was written from the student notebooks and the README alone, by someone who had
+read neither the checks, nor the rules of the error model, nor the catalogue of mistakes.
+Each answer carries its true cause, written by its author. A message is judged against
+that cause, by someone who reads only the two, as one of:
+
+- RIGHT: it names the cause, or the exact place, so that the learner would fix it;
+- VAGUE: true, but no lead to the fix;
+- WRONG: it misleads (names another mistake, or accepts the answer);
+- LEAK: it hands over solution code.
+
+A judgement is kept with the digest of the diagnosis it was made on (the message up to the
+input it shows). When a change of the checks changes a diagnosis, its judgement no longer
+counts, and the answer waits for a new one (``benchmarks/heldout_diagnosis.py
+--to-judge``).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent / "judged"
+SETS = {
+    # written before the error model's rules, and used while they were built
+    "a": ("set_a_01_04.py", "set_a_05_08.py"),
+}
+VERDICTS = ("RIGHT", "VAGUE", "WRONG", "LEAK")
+JUDGED = HERE / "judged.json"
+
+
+def answers(name: str) -> list:
+    """The wrong answers of set ``name``, in order."""
+    found = []
+    for filename in SETS[name]:
+        spec = importlib.util.spec_from_file_location(f"causes_{Path(filename).stem}", HERE / filename)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found += module.WRONG
+    return found
+
+
+def digest(diagnosis: str) -> str:
+    return hashlib.sha256(" ".join(diagnosis.split()).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Measured:
+    id: str
+    exercise: str
+    lesson: str
+    cause: str
+    passed: bool
+    diagnosis: str
+    lines: int
+    digest: str
+    verdict: str | None  # None: never judged, or judged on another diagnosis
+
+
+def judged() -> dict:
+    """Every judgement: id -> {"verdict", "why", "digest"}."""
+    if not JUDGED.exists():
+        return {}
+    data = json.loads(JUDGED.read_text())
+    for key, entry in data.items():
+        if entry.get("verdict") not in VERDICTS:
+            raise ValueError(f"{JUDGED.name}: {key} has the verdict {entry.get('verdict')!r}, "
+                             f"not one of {', '.join(VERDICTS)}")
+    return data
+
+
+def measure(name: str, only: str = "") -> list[Measured]:
+    """Every answer of set ``name`` (whose id starts with ``only``) through its check, with
+    the judgement of its diagnosis, if there is one for this diagnosis."""
+    import warnings
+
+    import numpy as np
+
+    from grader import lessons
+    from grader.learner.env import quiet
+    from heldout import diagnosis, judge
+
+    verdicts = judged()
+    out = []
+    for answer in answers(name):
+        if not answer.id.startswith(only):
+            continue
+        with quiet(), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            verdict = judge(answer)
+        text = "(the check passed it)" if verdict.passed else diagnosis(verdict.message).strip()
+        found = digest(text)
+        entry = verdicts.get(answer.id, {})
+        out.append(Measured(answer.id, answer.exercise, lessons.lesson_of(answer.exercise), answer.cause,
+                            verdict.passed, text, len(verdict.message.splitlines()), found,
+                            entry.get("verdict") if entry.get("digest") == found else None))
+    return out
+
+
+def merge(path: Path) -> int:
+    """Add the judgements in ``path`` (a JSON list of {"id", "digest", "verdict", "why"})
+    to :data:`JUDGED`; return how many."""
+    data = judged()
+    new = json.loads(Path(path).read_text())
+    for entry in new:
+        if entry.get("verdict") not in VERDICTS:
+            raise ValueError(f"{path}: {entry.get('id')} has the verdict {entry.get('verdict')!r}")
+        data[entry["id"]] = {"verdict": entry["verdict"], "why": entry.get("why", ""),
+                             "digest": entry["digest"]}
+    JUDGED.write_text(json.dumps(dict(sorted(data.items())), indent=1, ensure_ascii=False) + "\n")
+    return len(new)
