@@ -28,6 +28,8 @@ HERE = Path(__file__).resolve().parent / "judged"
 SETS = {
     # written before the error model's rules, and used while they were built
     "a": ("set_a_01_04.py", "set_a_05_08.py"),
+    # written after them, by other writers, and never used to build them
+    "b": ("set_b_01_04.py", "set_b_05_08.py"),
 }
 VERDICTS = ("RIGHT", "VAGUE", "WRONG", "LEAK")
 JUDGED = HERE / "judged.json"

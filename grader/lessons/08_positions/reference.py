@@ -125,7 +125,9 @@ def _rope_scores(Q, K, positions_q, positions_k, base=10000.0, *, rotate=rope, t
     K are rotated (``"both"``, ``"queries"``, ``"neither"``); ``scaled``: divided by sqrt(d)."""
     Q, K, positions_q, positions_k, base = rope_score_inputs(Q, K, positions_q, positions_k,
                                                              base)
+    # site: the turned queries
     q = Q if turned == "neither" else rotate(Q, positions_q, base)
+    # site: the turned keys
     k = rotate(K, positions_k, base) if turned == "both" else K
     # site: the scores
     scores = q @ np.swapaxes(k, -1, -2)

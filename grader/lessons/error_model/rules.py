@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
@@ -65,8 +66,9 @@ AXIS = _rule("axis changed",
              lambda site, new, old: f"{site} were taken over axis {new} instead of axis {old}",
              lambda site, new, old: f"Check which axis {site} runs over.", 1)
 OFF_BY_ONE = _rule("off by one",
-                   lambda site, more: f"{site} went one step too {'far' if more else 'short'}",
-                   lambda site, more: f"Check where {site} starts and where it stops.", 4)
+                   lambda site, more, end="stop": f"{site} {'started' if end == 'start' else 'stopped'} "
+                   f"one step {'late' if more else 'early'}",
+                   lambda site, more, end="stop": f"Check where {site} starts and where it stops.", 4)
 FLOOR_DIVISION = _rule("floor division",
                        lambda site: f"{site} divided with `//`, which rounds down to a whole number",
                        lambda site: "Divide with `/` there.", 2)
@@ -103,6 +105,9 @@ FULL_TRANSPOSE = _rule("full transpose",
                        lambda site: f"{site} used `.T`, which reverses every axis, the batch "
                        "axes too",
                        lambda site: "Swap only the last two axes (`swapaxes(-1, -2)`).", 1)
+OTHER_WAY = _rule("the other way round",
+                  lambda site, what: f"{site} {what} the other way round",
+                  lambda site, what: "Swap the two sides there.", 2)
 SWAPPED = _rule("operands swapped",
                 lambda site, what: f"the {what} of {site} were swapped",
                 lambda site, what: "Swap them back.", 2)
@@ -147,7 +152,7 @@ SIBLING = _rule("one name for another",
                 lambda site, new, old: f"{site} used `{new}` where it needs `{old}`",
                 lambda site, new, old: f"Use `{old}` there.", 3)
 
-RULES = (FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+RULES = (OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -237,11 +242,13 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
             call.args = [ast.BinOp(copy.deepcopy(node.args[1]), ast.Sub(), copy.deepcopy(node.args[0]))]
             yield Edit(FROM_ZERO, call)
         if name == "range" and node.args:
-            for i, arg in enumerate(node.args[:2]):
+            bounds = node.args[:2] if len(node.args) > 1 else [ast.Constant(0), node.args[0]]
+            for i, arg in enumerate(bounds):
                 for more in (True, False):
                     call = copy.deepcopy(node)
+                    call.args = [copy.deepcopy(b) for b in bounds] + [copy.deepcopy(a) for a in node.args[2:]]
                     call.args[i] = ast.BinOp(copy.deepcopy(arg), ast.Add() if more else ast.Sub(), ast.Constant(1))
-                    yield Edit(OFF_BY_ONE, call, {"more": more})
+                    yield Edit(OFF_BY_ONE, call, {"more": more, "end": "start" if i == 0 else "stop"})
         plain = [a for a in node.args if not isinstance(a, ast.Starred)]
         if len(plain) == len(node.args) >= 2 and not name.startswith("_") and name not in NOT_OPERANDS:
             for i in range(len(node.args) - 1):
@@ -250,6 +257,11 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
                 call = copy.deepcopy(node)
                 call.args[i], call.args[i + 1] = call.args[i + 1], call.args[i]
                 yield Edit(SWAPPED, call, {"what": "arguments"})
+        last = node.args[-1] if node.args else None
+        if isinstance(last, ast.Name) and len(node.args) >= 2 and not method and name not in NOT_OPERANDS:
+            call = copy.deepcopy(node)
+            call.args = call.args[:-1]
+            yield Edit(DEFAULT, call, {"word": last.id})
         for i, kw in enumerate(node.keywords):
             if kw.arg and kw.arg not in AXIS_WORDS and kw.arg not in ("keepdims", "dtype", "out") \
                     and isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
@@ -268,6 +280,7 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
     elif isinstance(node, ast.BinOp):
         op = type(node.op)
         if op is ast.Div:
+            yield Edit(OTHER_WAY, ast.BinOp(node.right, ast.Div(), node.left), {"what": "divided"})
             yield Edit(FLOOR_DIVISION, ast.BinOp(node.left, ast.FloorDiv(), node.right))
             yield Edit(MULTIPLIED, ast.BinOp(node.left, ast.Mult(), node.right))
             yield Edit(LEFT_OUT, node.left, {"what": "the divisor"})
@@ -277,6 +290,8 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
             yield Edit(LEFT_OUT, node.right, {"what": "a factor"})
         elif op in (ast.Add, ast.Sub):
             word = "plus" if op is ast.Add else "minus"
+            if op is ast.Sub:
+                yield Edit(OTHER_WAY, ast.BinOp(node.right, ast.Sub(), node.left), {"what": "subtracted"})
             yield Edit(PLUS_MINUS, ast.BinOp(node.left, ast.Sub() if op is ast.Add else ast.Add(), node.right),
                        {"was": word})
             yield Edit(LEFT_OUT, node.left, {"what": "a term"})
@@ -358,6 +373,11 @@ def statement_edits(body: list[ast.stmt], i: int) -> Iterator[Edit]:
         yield Edit(RETURN_ORDER, [*body[:i], ret, *body[i + 1:]])
 
 
+# The end of a parameter's name that says which of Q, K and V it belongs to: Q, K, V,
+# positions_q, positions_k, W_q, W_k, W_v, block_q, block_k are siblings by it.
+PARAMETER_ROLE = re.compile(r"(?:(?<=_)|^)[qkvQKV]$")
+
+
 def siblings(fn: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
     """Names of ``fn`` made side by side, as in ``q, k, v = X @ W_q, X @ W_k, X @ W_v``:
     the names it assigns (q, k, v), and the names its right sides differ by in the same
@@ -377,6 +397,12 @@ def siblings(fn: ast.FunctionDef) -> dict[str, tuple[str, ...]]:
             if pairs is not None:
                 for a, b in pairs:
                     groups.append([a, b])
+    by_stem: dict[str, list[str]] = {}
+    for arg in fn.args.args + fn.args.kwonlyargs:
+        stem = PARAMETER_ROLE.sub("", arg.arg)
+        if stem != arg.arg:
+            by_stem.setdefault(stem, []).append(arg.arg)
+    groups += [names for names in by_stem.values() if len(names) >= 2]
     found: dict[str, tuple[str, ...]] = {}
     for names in groups:
         for name in names:
