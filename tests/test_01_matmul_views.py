@@ -227,8 +227,10 @@ def test_a_crash_shows_the_input_the_line_and_a_hint():
     assert "raised IndexError" in message
     assert "C[i, j] = np.sum(A[i, :] * B[:, j])" in message
     assert "A =" in message and "B =" in message
-    # Not the swapped bounds: on the products with n < m this answer returns a result.
-    assert "Hint:" in message and "Diagnosis:" not in message
+    # Not the swapped bounds: on the products with n < m this answer returns a result. It
+    # is an edit of a right program, the one the comment in it says: C made m × m.
+    assert "Diagnosis: your answer behaves exactly as if the result C used `m` where it needs `n`" \
+        in message, message
 
 
 def dot_with_swapped_bounds(A, B):

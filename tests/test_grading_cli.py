@@ -74,6 +74,7 @@ def test_the_graders_own_wall_limit_reaches_every_job(monkeypatch, tmp_path):
 
     session = GradingSession.__new__(GradingSession)  # its jobs only: no course read, no sandbox
     session.course, session.grader_wall = {A: Assignment(A, {f"{A}.ipynb": ({}, {})})}, 7.5
+    session.figures = "png"
     session.box, session.limits, session.scratch, session.fonts, session.kit = None, None, tmp_path, "", ""
     assert session.job("alice", A, f"{A}.ipynb", {}).grader_wall == 7.5
 

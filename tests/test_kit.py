@@ -167,7 +167,7 @@ RECORDED = {
     "exercise": {"info", "hidden", "cases", "expected", "mistakes", "stand_ins"},
     "info": {"name", "arg_names", "driver", "compare", "rules", "hint", "bad_inputs", "uses",
              "outputs", "axes", "work"},
-    "mistake": {"name", "message", "outcomes"},
+    "mistake": {"name", "message", "outcomes", "exact"},
 }
 
 
@@ -185,7 +185,7 @@ def beyond_the_readme(recording: dict) -> list[str]:
             label = f"{name}, mistake {mistake.get('name')!r}"
             found += [f"{label}: {key}" for key in sorted(set(mistake) - RECORDED["mistake"])]
             found += [f"{label} says where its code raised: {outcome['error']['where']}"
-                      for outcome in mistake["outcomes"]
+                      for outcome in mistake["outcomes"] if outcome is not None
                       if isinstance(outcome, dict) and (outcome.get("error") or {}).get("where")]
     return found
 

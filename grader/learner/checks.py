@@ -24,7 +24,7 @@ class CheckFailed(AssertionError):
     """
 
     def _render_traceback_(self) -> list[str]:
-        lines = str(self).splitlines() or [""]
+        lines = wrapped(str(self)).splitlines() or [""]  # at a space, not where the page ends
         return [f"✗ {lines[0]}", *lines[1:]]
 
 
@@ -117,5 +117,5 @@ def check(name: str, answer, *, hidden: bool = False) -> None:
         print(f"· {name}: its hidden cases run when your work is graded.")
         return
     if not result.passed:
-        raise CheckFailed(wrapped(result.message))
+        raise CheckFailed(result.message)
     print(wrapped(result.message))

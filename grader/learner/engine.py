@@ -141,7 +141,7 @@ def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
     right (an answer may hold a second mistake, but not lack the first one's effect).
     With ``exact``, the same among the error model's mistakes, which must behave like the
     answer on every case they were run on, and give a wrong result that holds a number
-    on one at least (NaN and inf alone come from too many mistakes to name one)."""
+    on one at least (an error, NaN or inf alone come from too many mistakes to name one)."""
     best, best_score = None, (0.0, 0)
     right = [o.error is None and e.error is None and
              cmp.differ(e.value, o.value, c, against_reference=True) is None
@@ -159,7 +159,7 @@ def diagnose(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
         for case, mine, wrong, expected in zip(exp.cases, outcomes, theirs, exp.expected):
             s, t = _agrees(cmp, case, mine, wrong, expected)
             agree += s
-            informative += t and (not exact or wrong.error is not None or holds_a_number(wrong.value))
+            informative += t and (not exact or wrong.error is None and holds_a_number(wrong.value))
         score = (agree / len(exp.cases), informative)
         if informative and score[0] >= (1.0 if mistake.exact else 0.8) and \
                 (best is None or score > best_score):

@@ -283,7 +283,7 @@ def _expectations(ex: Exercise, cases: list[Case], hidden: bool) -> Expectations
 
     mistakes = [MistakeRecord(m.name, m.message, functools.partial(_mistake_outcomes, m.impl, ex.driver,
                                                                    cases, m.exact), m.exact)
-                for m in [*ex.misconceptions, *model_mistakes(ex.name)]]
+                for m in [*ex.misconceptions, *model_mistakes(ex)]]
     return Expectations(ex.info, hidden, cases, expected, mistakes, _stand_ins(ex, cases))
 
 

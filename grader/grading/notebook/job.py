@@ -236,6 +236,12 @@ def preload_modules(source: dict) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def private_key(job: Job) -> tuple:
+    """What a spare private directory (and its kernel, launched ahead) must share with the
+    job that takes it."""
+    return (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment, job.figures)
+
+
 class _Private:
     """A job's private directory and the kernels that run in it.
 
@@ -246,8 +252,7 @@ class _Private:
     which the grading process never opens by path."""
 
     def __init__(self, job: Job):
-        self.key = (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit, job.assignment,
-                    job.figures)
+        self.key = private_key(job)
         self.dir = Path(tempfile.mkdtemp(prefix="job-", dir=job.scratch or None))
         # Without bubblewrap a kernel of its own user must reach in/ and box-N/ here.
         os.chmod(self.dir, 0o700 if job.sandbox.bubblewrap else 0o711)
@@ -306,8 +311,7 @@ def _launch_spare(job: Job) -> None:
 def _take_spare(job: Job) -> _Private | None:
     global _spare
     spare, _spare = _spare, None
-    if spare is not None and spare.key != (job.sandbox, job.limits, job.scratch, job.font_cache, job.kit,
-                                           job.assignment):
+    if spare is not None and spare.key != private_key(job):
         spare.remove()
         return None
     return spare

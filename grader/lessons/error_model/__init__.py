@@ -8,14 +8,14 @@ named only when it behaves like the answer on every case (``MistakeRecord.exact`
 from __future__ import annotations
 
 import copy
-import functools
 import types
+from dataclasses import dataclass
 
 from ...learner import agent
 from ...learner.engine import holds_a_number
 from .search import Mutant, mutants
 
-__all__ = ["model_mistakes", "Mutant", "mutants"]
+__all__ = ["ModelMistake", "model_mistakes", "Mutant", "mutants"]
 
 
 def _differ(cmp, case, a, b, against_reference: bool) -> bool:
@@ -34,14 +34,30 @@ def _quietly_run(impl, driver, cases):
         return agent.run(impl, driver, cases)
 
 
-@functools.cache
-def model_mistakes(name: str) -> tuple:
-    """The error model's mistakes of exercise ``name``, as ``Misconception``s: each mutant
-    that gives a value unlike the reference's on some visible case, and behaves unlike
-    every catalogued mistake and every mutant kept before it on some case."""
-    from .. import Misconception, get
+@dataclass(frozen=True)
+class ModelMistake:
+    """A mutant kept as a mistake of an exercise: named as a catalogued one is, and named
+    only when it behaves like the answer on every case (``exact``)."""
 
-    ex = get(name)
+    name: str
+    impl: object
+    message: str
+    exact: bool = True
+
+
+_KEPT: dict[str, tuple] = {}
+
+
+def model_mistakes(ex) -> tuple:
+    """The error model's mistakes of the exercise ``ex``: each mutant that gives a value
+    unlike the reference's on some visible case, and behaves unlike every catalogued
+    mistake and every mutant kept before it on some case (once per process)."""
+    if ex.name not in _KEPT:
+        _KEPT[ex.name] = _kept(ex)
+    return _KEPT[ex.name]
+
+
+def _kept(ex) -> tuple:
     if not ex.driver.calls_answer or ex.record is not None or \
             not isinstance(ex.reference, (types.FunctionType, type)):
         return ()
@@ -69,7 +85,7 @@ def model_mistakes(name: str) -> tuple:
         seen.append(outcomes)
         for case, outcome in zip(cases, outcomes):
             _KNOWN[id(mutant.impl), _key(case)] = outcome
-        kept.append(Misconception(mutant.name, mutant.impl, mutant.message, exact=True))
+        kept.append(ModelMistake(mutant.name, mutant.impl, mutant.message))
     return tuple(kept)
 
 

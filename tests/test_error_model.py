@@ -1,0 +1,202 @@
+"""The error model (``grader.lessons.error_model``): its rules edit the reference at named
+sites only, its mutants are kept when they behave unlike the reference and each other,
+and a mutant is named only when it behaves like the answer on every case.
+
+Each answer below is written as a learner would, from scratch, with one mistake."""
+import ast
+import textwrap
+
+import numpy as np
+import pytest
+
+from grader import lessons
+from grader.learner.checks import LocalSubject, find_expectations
+from grader.learner.engine import judge
+from grader.learner.prose import WIDTH, wrapped
+from grader.lessons.error_model import model_mistakes, mutants, rules
+from grader.lessons.error_model.search import _functions, edits_of
+
+EXACTLY = "your answer behaves exactly as if"
+
+
+def verdict(name, answer):
+    exp = lessons.expectations(name, False)
+    with np.errstate(all="ignore"):
+        return judge(exp, LocalSubject(answer, exp.info.driver, name), expectations_of=find_expectations)
+
+
+def one_pass_without_sqrt(q, K, V, block):
+    q, K, V = np.asarray(q, float), np.asarray(K, float), np.asarray(V, float)
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), block):
+        x = K[j:j + block] @ q / q.shape[0]          # the square root forgotten
+        new = max(m, x.max())
+        p = np.exp(x - new)
+        s = s * np.exp(m - new) + p.sum()
+        o = o * np.exp(m - new) + p @ V[j:j + block]
+        m = new
+    return o / s
+
+
+def one_pass_never_divided(q, K, V, block):
+    q, K, V = np.asarray(q, float), np.asarray(K, float), np.asarray(V, float)
+    m, s, o = -np.inf, 0.0, np.zeros(V.shape[1])
+    for j in range(0, len(K), block):
+        x = K[j:j + block] @ q / np.sqrt(q.shape[0])
+        new = max(m, x.max())
+        p = np.exp(x - new)
+        s = s * np.exp(m - new) + p.sum()
+        o = o * np.exp(m - new) + p @ V[j:j + block]
+        m = new
+    return o                                          # never divided by s
+
+
+def tiled_skips_one_too_many(Q, K, V, block_q, block_k, causal=False):
+    Q, K, V = np.asarray(Q, float), np.asarray(K, float), np.asarray(V, float)
+    T_q, T_k = Q.shape[-2], K.shape[-2]
+    out = np.zeros(np.broadcast_shapes(Q.shape[:-2], K.shape[:-2]) + (T_q, V.shape[-1]))
+    skipped = 0
+    for i0 in range(0, T_q, block_q):
+        i1 = min(i0 + block_q, T_q)
+        m = np.full(out.shape[:-2] + (i1 - i0, 1), -np.inf)
+        s = np.zeros_like(m)
+        o = np.zeros(out.shape[:-2] + (i1 - i0, V.shape[-1]))
+        for j0 in range(0, T_k, block_k):
+            j1 = min(j0 + block_k, T_k)
+            if causal and j0 >= i1 - 1:                # the diagonal's own key skipped too
+                skipped += 1
+                continue
+            S = Q[..., i0:i1, :] @ np.swapaxes(K[..., j0:j1, :], -1, -2) / np.sqrt(Q.shape[-1])
+            if causal:
+                S = np.where(np.arange(j0, j1)[None, :] <= np.arange(i0, i1)[:, None], S, -np.inf)
+            new = np.maximum(m, S.max(axis=-1, keepdims=True))
+            shift = np.where(np.isfinite(new), new, 0)
+            p = np.exp(S - shift)
+            s = s * np.exp(m - shift) + p.sum(axis=-1, keepdims=True)
+            o = o * np.exp(m - shift) + p @ V[..., j0:j1, :]
+            m = new
+        out[..., i0:i1, :] = o / s
+    return out, skipped
+
+
+def outer_from_one(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for p in range(1, A.shape[1]):                    # the first term left out
+        C = C + np.outer(A[:, p], B[p, :])
+    return C
+
+
+@pytest.mark.parametrize("name, answer, words", [
+    ("tiled_attention", tiled_skips_one_too_many, "the test for a tile wholly above the diagonal"),
+    ("attention_one_pass", one_pass_never_divided, "the final division by the running sum"),
+    ("matmul_outer", outer_from_one, "the loop over p started one step late"),
+])
+def test_an_answer_with_one_edit_is_told_the_edit_and_the_site(name, answer, words):
+    v = verdict(name, answer)
+    assert not v.passed and EXACTLY in v.message and words in v.message, v.message
+    assert v.mistake in {m.name for m in model_mistakes(lessons.get(name))}
+
+
+def test_an_answer_that_matches_an_edit_on_most_cases_only_is_not_told_it():
+    """Exact means every case it was run on: the same outcomes with one case right are
+    not named by it, where a catalogued mistake (80% of the cases) could still be."""
+    from grader.learner import agent
+    from grader.learner.engine import diagnose
+
+    exp = lessons.expectations("attention_one_pass", False)
+    mutant = next(m for m in exp.mistakes if m.exact and "square root" in m.message)
+    mine = agent.run(one_pass_without_sqrt, exp.info.driver, exp.cases)
+    failing = next(i for i, (o, e) in enumerate(zip(mine, exp.expected))
+                   if exp.info.compare.differ(e.value, o.value, exp.cases[i]) is not None)
+    assert diagnose(exp, exp.info.compare, mine, failing, exact=True) is mutant
+    last = max(i for i, t in enumerate(mutant.outcomes) if t is not None and i != failing
+               and exp.info.compare.differ(exp.expected[i].value, t.value, exp.cases[i]) is not None)
+    mine[last] = exp.expected[last]
+    assert diagnose(exp, exp.info.compare, mine, failing, exact=True) is None
+
+
+def test_only_sites_are_edited_and_each_edit_says_where():
+    ref = lessons.get("attention_one_pass").reference
+    found = mutants(ref)
+    assert found and all(m.site and m.message.startswith(EXACTLY) for m in found)
+    for fn in _functions(ref):
+        for site, edit, code, line in edits_of(fn):
+            source = textwrap.dedent("".join(open(code.co_filename).readlines()[line - 2:line - 1]))
+            assert source.strip() == f"# site: {site}", (fn.__name__, line, source)
+
+
+def test_another_graded_function_is_never_edited_for_a_composite():
+    """run_ablation runs train and token_similarity: their mistakes are theirs to name."""
+    ref = lessons.get("run_ablation").reference
+    names = {fn.__name__ for fn in _functions(ref)}
+    assert "train" not in names and "token_similarity" not in names
+
+
+def test_the_mutants_come_in_the_same_order_in_every_process():
+    import subprocess
+    import sys
+
+    code = ("from grader import lessons; from grader.lessons.error_model import mutants;"
+            "print([m.name for m in mutants(lessons.get('tiled_attention').reference)])")
+    runs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout for seed in ("1", "2")}
+    assert len(runs) == 1 and runs != {""}
+
+
+def test_a_mutant_wrong_only_as_nan_or_inf_is_not_kept(monkeypatch):
+    """NaN and inf come from too many mistakes for one edit to be named by them; an edit
+    that behaves like the reference everywhere is no mistake at all."""
+    from grader.lessons import error_model
+    from grader.lessons.error_model.search import Mutant
+
+    ref = lessons.get("softmax").reference
+
+    def fake(name, impl):
+        return Mutant(rules.SIGN, name, (), impl, "test")
+
+    made = [fake("nan only", lambda x, axis=-1: np.full(np.shape(x), np.nan)),
+            fake("as the reference", ref),
+            fake("a number off", lambda x, axis=-1: ref(x, axis) * 2)]
+    monkeypatch.setattr(error_model, "mutants", lambda reference: made)
+    kept = [m.name for m in error_model._kept(lessons.get("softmax"))]
+    assert kept == ["sign flipped in a number off"]
+
+
+def test_rules_word_the_same_edit_the_same_way_everywhere():
+    one = rules.WRAPPER.message("the scale of the scores", {"words": "square root"})
+    other = rules.WRAPPER.message("the norm of the keys", {"words": "square root"})
+    assert one.replace("the scale of the scores", "X") == other.replace("the norm of the keys", "X")
+
+
+def test_an_edit_that_changes_nothing_is_never_a_mistake():
+    # softmax's reference: every kept mutant gives some other value on a visible case.
+    exp = lessons.expectations("softmax", False)
+    for m in model_mistakes(lessons.get("softmax")):
+        from grader.learner import agent
+        outs = agent.run(m.impl, exp.info.driver, exp.cases)
+        assert any(o.error is None and exp.info.compare.differ(e.value, o.value, c) is not None
+                   for c, o, e in zip(exp.cases, outs, exp.expected)), m.name
+
+
+def test_siblings_are_names_made_side_by_side_or_parameters_named_for_q_k_and_v():
+    fn = ast.parse(textwrap.dedent("""
+        def f(Q, K, V, positions_q, positions_k, x):
+            q, k, v = x @ W_q, x @ W_k, x @ W_v
+            return q
+    """)).body[0]
+    found = rules.siblings(fn)
+    assert set(found["q"]) == {"k", "v"} and set(found["W_q"]) == {"W_k", "W_v"}
+    assert set(found["Q"]) == {"K", "V"} and found["positions_q"] == ("positions_k",)
+    assert "x" not in found
+
+
+def test_prose_is_wrapped_and_values_and_code_are_not():
+    long = "Diagnosis: " + "the running sum is not rescaled when the maximum grows " * 3
+    array = "Expected: [" + ", ".join(["1.2345"] * 20) + "]"
+    code = "  at line 3 of your code: `" + "x = y + " * 9 + "z`"
+    out = wrapped("\n".join([long, array, code]))
+    lines = out.splitlines()
+    assert all(len(line) <= WIDTH for line in lines if not line.startswith("Expected"))
+    assert array in lines and " ".join(long.split()) == " ".join(out.split("\nExpected")[0].split())
+    assert any(line.strip().startswith("`x = y +") and line.rstrip().endswith("z`") for line in lines)
