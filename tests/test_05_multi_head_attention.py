@@ -422,7 +422,8 @@ LAYOUT_DIFFERS = ("What differs: the module your `__init__` builds does not have
 
 @pytest.mark.parametrize("cls, words", [
     (NoOutputLayer, ["it has no parameter `w_o.weight` and `w_o.bias`",
-                     "Hint: Follow the forward step by step"]),
+                     "Diagnosis: your answer behaves exactly as if the output projection were "
+                     "left out"]),
     (OutputFromOneHead, ["`w_o.weight` has shape 4×2, expected 4×4",
                          "Diagnosis: your `__init__` makes self.w_o take d_head inputs",
                          "concatenated", "averaging"]),

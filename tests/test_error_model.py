@@ -200,3 +200,25 @@ def test_prose_is_wrapped_and_values_and_code_are_not():
     assert all(len(line) <= WIDTH for line in lines if not line.startswith("Expected"))
     assert array in lines and " ".join(long.split()) == " ".join(out.split("\nExpected")[0].split())
     assert any(line.strip().startswith("`x = y +") and line.rstrip().endswith("z`") for line in lines)
+
+
+def test_a_step_left_out_or_done_after_the_next_one_and_a_default_written_out():
+    fn = ast.parse(textwrap.dedent("""
+        def f(x, base=10000.0):
+            y = x * 2
+            z = y + base
+            return z
+    """)).body[0]
+    body = fn.body
+    edits = list(rules.statement_edits(body, 0, "the sum"))
+    names = [e.rule.name for e in edits]
+    assert "step left out" in names and "two steps in the other order" in names
+    order = next(e for e in edits if e.rule is rules.OUT_OF_ORDER)
+    assert [type(s).__name__ for s in order.new] == ["Assign", "Assign", "Return"]
+    assert order.new[0] is body[1] and "were done after the sum" in order.rule.message("the double", order.detail)
+    assert rules.defaults(fn) == {"base": 10000.0}
+    name = body[1].value.right
+    (edit,) = rules.constant_edits(name, rules.defaults(fn))
+    assert edit.new.value == 10000.0 and "used 10000 where it needs `base`" in \
+        edit.rule.message("the sum", edit.detail)
+    assert not list(rules.statement_edits(body, 2))  # a return is never left out

@@ -152,7 +152,17 @@ SIBLING = _rule("one name for another",
                 lambda site, new, old: f"{site} used `{new}` where it needs `{old}`",
                 lambda site, new, old: f"Use `{old}` there.", 3)
 
-RULES = (OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+LEFT_OUT_STEP = _rule("step left out",
+                      lambda site: f"{site} were left out",
+                      lambda site: f"Do {site}.", 2)
+OUT_OF_ORDER = _rule("two steps in the other order",
+                     lambda site, after: f"{site} were done after {after}",
+                     lambda site, after: f"Do {site} first.", 2)
+CONSTANT = _rule("a parameter's default used for it",
+                 lambda site, word, value: f"{site} used {value} where it needs `{word}`",
+                 lambda site, word, value: f"Use `{word}` there.", 1)
+
+RULES = (LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -351,10 +361,18 @@ def _is_minus_inf(node) -> bool:
 
 # ----------------------------------------------------------------------------- statements
 
-def statement_edits(body: list[ast.stmt], i: int) -> Iterator[Edit]:
-    """The edits that move or reorder statement ``i`` of ``body``: each gives the new list."""
+SIMPLE = (ast.Assign, ast.AugAssign, ast.Expr)
+
+
+def statement_edits(body: list[ast.stmt], i: int, next_site: str | None = None) -> Iterator[Edit]:
+    """The edits that leave out, move or reorder statement ``i`` of ``body``: each gives
+    the new list. ``next_site``: the site of the statement after it, if it is one."""
     stmt = body[i]
     nxt = body[i + 1] if i + 1 < len(body) else None
+    if isinstance(stmt, SIMPLE) and len(body) > 1:
+        yield Edit(LEFT_OUT_STEP, [*body[:i], *body[i + 1:]])
+    if isinstance(stmt, SIMPLE) and isinstance(nxt, SIMPLE) and next_site:
+        yield Edit(OUT_OF_ORDER, [*body[:i], nxt, stmt, *body[i + 2:]], {"after": next_site})
     if isinstance(stmt, ast.Assign) and isinstance(nxt, (ast.For, ast.While)):
         loop = copy.deepcopy(nxt)
         loop.body = [copy.deepcopy(stmt), *loop.body]
@@ -438,3 +456,20 @@ def sibling_edits(node: ast.AST, group: dict[str, tuple[str, ...]]) -> Iterator[
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
         for other in group.get(node.id, ()):
             yield Edit(SIBLING, ast.Name(other, ast.Load()), {"new": other, "old": node.id})
+
+
+def defaults(fn: ast.FunctionDef) -> dict[str, object]:
+    """The parameters of ``fn`` whose default is a number, with that number."""
+    args = fn.args.args
+    found = {a.arg: d.value for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)
+             if isinstance(d, ast.Constant) and type(d.value) in (int, float)}
+    found.update({a.arg: d.value for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)
+                  if isinstance(d, ast.Constant) and type(d.value) in (int, float)})
+    return found
+
+
+def constant_edits(node: ast.AST, numbers: dict[str, object]) -> Iterator[Edit]:
+    """A parameter read where its default's number is written instead (:func:`defaults`)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in numbers:
+        value = numbers[node.id]
+        yield Edit(CONSTANT, ast.Constant(value), {"word": node.id, "value": f"{value:g}"})
