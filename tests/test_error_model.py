@@ -222,3 +222,11 @@ def test_a_step_left_out_or_done_after_the_next_one_and_a_default_written_out():
     assert edit.new.value == 10000.0 and "used 10000 where it needs `base`" in \
         edit.rule.message("the sum", edit.detail)
     assert not list(rules.statement_edits(body, 2))  # a return is never left out
+
+
+def test_wrapping_never_takes_a_message_over_the_line_limit():
+    from grader.learner.wording import MESSAGE_LINES
+
+    near = "\n".join(["line"] * (MESSAGE_LINES - 3) + ["word " * 60])
+    assert len(wrapped(near).splitlines()) < MESSAGE_LINES or wrapped(near) == near
+    assert wrapped(near) == near  # wrapped, it would run to 26 lines: shown as written

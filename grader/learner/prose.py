@@ -6,6 +6,7 @@ import re
 import textwrap
 
 WIDTH = 88  # characters of a line of prose in a message: JupyterLab wraps longer ones mid-word
+LINES = 25  # a message stays under this many lines as shown (DESIGN.md, gate 6)
 SHOWN = re.compile(r"^\s*(?:[\w'’ ]{1,40}:\s+)?(?:[\[(\-\d]|tensor\(|array\()")
 CODE = re.compile(r"`[^`\n]*`")
 
@@ -25,4 +26,7 @@ def wrapped(text: str) -> str:
         out += [part.replace("\0", " ") for part in
                 textwrap.wrap(body, WIDTH, initial_indent=indent, subsequent_indent=indent,
                               break_long_words=False, break_on_hyphens=False)]
-    return "\n".join(out)
+    shown = "\n".join(out)
+    # The line limit (DESIGN.md, gate 6) comes first: a message that wrapping would take
+    # over it is shown as written, its long lines left to the page.
+    return shown if len(out) < LINES or len(text.splitlines()) >= LINES else text

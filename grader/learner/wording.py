@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 from .cases import Case
-from .prose import wrapped
+from .prose import LINES, wrapped
 from .difference import difference, to_numpy
 from .validation import scalar_str, shape_str
 
@@ -25,7 +25,7 @@ def arrays_in(x) -> bool:
         isinstance(to_numpy(v), np.ndarray) and np.ndim(to_numpy(v)) >= 1 for v in x)
 
 
-MESSAGE_LINES = 25  # every message stays under this many lines (DESIGN.md, gate 6)
+MESSAGE_LINES = LINES  # every message stays under this many lines (DESIGN.md, gate 6)
 ONE_LINE = 100  # characters of an array written on one line, in a compact message
 
 _COMPACT = contextvars.ContextVar("compact", default=0)
