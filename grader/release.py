@@ -194,6 +194,11 @@ def stale_files(root: Path, only: list[str] | None = None) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
         build(root, fresh, only)
+        from .lessons.error_model import STORE, stale_entries
+
+        for name in stale_entries():
+            problems.append(f"{STORE.relative_to(root) if STORE.is_relative_to(root) else STORE} has no "
+                            f"current entry for {name} (the mutants it keeps)")
         want, have = _tree(fresh), _tree(current) if current.exists() else set()
         if only:
             have = {rel for rel in have if rel.parts[0] in only or rel.parts[0] not in names}
@@ -247,6 +252,10 @@ def release(root: Path | None = None, only: list[str] | None = None) -> list[str
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
         build(root, fresh, only)
+        from .lessons.error_model import stale_entries, store
+
+        if stale_entries():
+            store(stale_entries())
         keep_recordings_that_say_the_same(fresh, out)
         if only:
             for name in only:

@@ -159,8 +159,70 @@ def test_a_mutant_wrong_only_as_nan_or_inf_is_not_kept(monkeypatch):
             fake("as the reference", ref),
             fake("a number off", lambda x, axis=-1: ref(x, axis) * 2)]
     monkeypatch.setattr(error_model, "mutants", lambda reference: made)
-    kept = [m.name for m in error_model._kept(lessons.get("softmax"))]
+    kept = [m.name for m in error_model._kept(lessons.get("softmax"), made)]
     assert kept == ["sign flipped in a number off"]
+
+
+def test_a_mutant_that_gives_another_value_when_run_again_is_not_kept():
+    """Memory a mutant never writes (``np.empty``) or a draw gives another value on every
+    run: what it gave at release would not be what it gives at grading."""
+    from grader.lessons import error_model
+    from grader.lessons.error_model.search import Mutant
+
+    ref = lessons.get("softmax").reference
+    rng = np.random.default_rng(0)
+    made = [Mutant(rules.SIGN, "noise", (), lambda x, axis=-1: ref(x, axis) + rng.random(), "test"),
+            Mutant(rules.SIGN, "steady", (), lambda x, axis=-1: ref(x, axis) + 1, "test")]
+    kept = [m.name for m in error_model._kept(lessons.get("softmax"), made)]
+    assert kept == ["sign flipped in steady"]
+
+
+def test_grading_takes_the_stored_mutants_and_tells_them_apart_only_if_the_entry_does_not_hold(
+        monkeypatch):
+    from grader.lessons import error_model
+
+    ex = lessons.get("softmax")
+    found = mutants(ex.reference)
+    entry = {"fingerprint": error_model.fingerprint(ex, found),
+             "kept": [[3, found[3].name], [1, found[1].name]]}
+
+    def never(*_):
+        raise AssertionError("the stored entry holds: nothing is told apart again")
+
+    monkeypatch.setattr(error_model, "stored", lambda: {"softmax": entry})
+    monkeypatch.setattr(error_model, "_kept", never)
+    monkeypatch.setattr(error_model, "_KEPT", {})
+    monkeypatch.setattr(error_model, "_FRESH", {})
+    assert [m.name for m in error_model.model_mistakes(ex)] == [found[3].name, found[1].name]
+    assert error_model.stale_entries() == []
+
+    # The lesson's files or its mutants changed since release: decided afresh, and reported.
+    monkeypatch.setattr(error_model, "stored", lambda: {"softmax": {**entry, "fingerprint": "0"}})
+    monkeypatch.setattr(error_model, "_KEPT", {})
+    monkeypatch.setattr(error_model, "_kept", lambda ex, found: (error_model.ModelMistake(
+        found[2].name, found[2].impl, found[2].message),))
+    assert [m.name for m in error_model.model_mistakes(ex)] == [found[2].name]
+    assert error_model.stale_entries() == ["softmax"]
+    assert error_model._FRESH["softmax"]["kept"] == [[2, found[2].name]]
+    assert error_model.fingerprint(ex, found[1:]) != entry["fingerprint"]
+
+
+def test_release_check_reports_an_exercise_whose_kept_mutants_were_decided_afresh(monkeypatch):
+    from grader import course, release
+    from grader.lessons import error_model
+
+    monkeypatch.setattr(error_model, "stale_entries", lambda: ["matmul_dot"])
+    problems = release.stale_files(course.course_root(), ["01_matmul_views"])
+    assert any("kept.json has no current entry for matmul_dot" in p for p in problems), problems
+
+
+def test_every_stored_entry_names_a_mutant_of_its_exercise():
+    from grader.lessons import error_model
+
+    for name, entry in error_model.stored().items():
+        found = mutants(lessons.get(name).reference)
+        for i, mutant_name in entry["kept"]:
+            assert found[i].name == mutant_name, (name, i)
 
 
 def test_rules_word_the_same_edit_the_same_way_everywhere():

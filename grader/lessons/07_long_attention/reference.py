@@ -197,7 +197,7 @@ def _tiled(Q, K, V, block_q, block_k, causal=False, *, skip="above", mask_inside
     dtype = result_dtype(Q, K, V)
     # site: the scale of the scores
     scale = dtype.type(1 / np.sqrt(Q.shape[-1]) if scaled else 1)
-    out = np.empty(batch + (T_q, d_v), dtype=dtype)
+    out = np.zeros(batch + (T_q, d_v), dtype=dtype)
     # site: the keys turned for the product
     Kt = np.swapaxes(K, -1, -2)
     tiles = {"skipped": 0, "computed": 0}

@@ -48,7 +48,7 @@ def _place(first: np.ndarray, second: np.ndarray, layout: str) -> np.ndarray:
     """The features of each pair put in their places: ``"pairs"`` (pair i in features 2i and
     2i + 1) or ``"halves"`` (pair i in features i and i + d/2)."""
     d = 2 * first.shape[-1]
-    out = np.empty(first.shape[:-1] + (d,), dtype=np.result_type(first, second))
+    out = np.zeros(first.shape[:-1] + (d,), dtype=np.result_type(first, second))
     if layout == "pairs":
         out[..., 0::2], out[..., 1::2] = first, second
     else:
