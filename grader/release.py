@@ -252,10 +252,11 @@ def release(root: Path | None = None, only: list[str] | None = None) -> list[str
     with tempfile.TemporaryDirectory() as tmp:
         fresh = Path(tmp) / NOTEBOOKS
         build(root, fresh, only)
+        from .lessons import load_all
         from .lessons.error_model import stale_entries, store
 
         if stale_entries():
-            store(stale_entries())
+            store(stale_entries(), load_all())
         keep_recordings_that_say_the_same(fresh, out)
         if only:
             for name in only:

@@ -63,7 +63,7 @@ def mixture_with_isclose(W, V):
     W, V = np.asarray(W, dtype=float), np.asarray(V, dtype=float)
     if W.shape[-1] != V.shape[-2]:
         raise ValueError("W and V do not fit")
-    if not np.isfinite(W).all() or (W < 0).any() or not np.allclose(W.sum(-1), 1, atol=1e-7):
+    if not np.isfinite(W).all() or (W < 0).any() or not np.allclose(W.sum(-1), 1, rtol=0, atol=1e-6):
         raise ValueError("rows of W must be non-negative and sum to 1")
     return np.einsum("...ij,...jd->...id", W, V)
 

@@ -341,8 +341,35 @@ def count_with_my_own_module(d_model, n_heads):
     return sum(p.numel() for p in EinsumAttention(d_model, n_heads).parameters())
 
 
+def copy_into_new_parameters(ours, theirs):
+    d = ours.d_model
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+        layer.weight = nn.Parameter(W[i * d:(i + 1) * d])
+        layer.bias = nn.Parameter(b[i * d:(i + 1) * d])
+    ours.w_o.weight, ours.w_o.bias = theirs.out_proj.weight, theirs.out_proj.bias
+    return ours
+
+
+def copy_by_pointing_at_their_memory(ours, theirs):
+    d = ours.d_model
+    W, b = theirs.in_proj_weight, theirs.in_proj_bias
+    for i, layer in enumerate((ours.w_q, ours.w_k, ours.w_v)):
+        layer.weight.data = W.data[i * d:(i + 1) * d]
+        layer.bias.data = b.data[i * d:(i + 1) * d]
+    ours.w_o.weight.data = theirs.out_proj.weight.data
+    ours.w_o.bias.data = theirs.out_proj.bias.data
+    return ours
+
+
+def test_parameters_pointed_at_torchs_memory_are_not_ours_own():
+    message = failure("copy_from_torch", copy_by_pointing_at_their_memory)
+    assert "parameters that are not its own" in message and "hold the memory of theirs" in message
+
+
 BREAKS = {
     ("merge_heads", "with head 0's features first"): merge_last_head_first,
+    ("copy_from_torch", "keeps `ours`'s own parameter objects"): copy_into_new_parameters,
     ("MultiHeadAttention", "the names matter: the checks load their own weights into `w_q`, "
      "`w_k`, `w_v` and `w_o`"): LayersOfOtherNames,
     ("MultiHeadAttention", "`F.scaled_dot_product_attention` and `nn.MultiheadAttention` are not "

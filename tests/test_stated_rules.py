@@ -19,7 +19,7 @@ import pytest
 from conftest import LESSONS, ROOT
 from grader.course import released_notebook
 from grader.lessons import get, lesson_of, load_all
-from grader.lessons.stated import ADVICE, BAD_INPUTS, MEMORY, ONE_PASS, SOURCE_SCAN, WORK, Check, Stated
+from grader.lessons.stated import ADVICE, BAD_INPUTS, MEMORY, OBJECTS, ONE_PASS, SOURCE_SCAN, WORK, Check, Stated
 from grader.learner.plugins import lesson_part
 
 EXERCISES = sorted(load_all(), key=lambda name: (lesson_of(name), name))
@@ -73,6 +73,7 @@ def test_what_a_rule_says_checks_it_is_there(name):
     assert (WORK in kinds) == (ex.work is not None), name
     assert (ONE_PASS in kinds) == isinstance(ex.driver, lesson_part("07_long_attention").OnePass), name
     assert (MEMORY in kinds) == _memory_cases(ex), name
+    assert (OBJECTS in kinds) == isinstance(ex.driver, lesson_part("05_multi_head_attention").LoadsWeights), name
     if BAD_INPUTS in kinds:
         assert ex.bad_inputs, f"{name}: a rule on inputs to reject, and none to try"
 

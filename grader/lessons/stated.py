@@ -38,6 +38,10 @@ class Check(enum.Enum):
     VALUES = "cases whose values show it"
     # Inputs the answer must reject with a ValueError (Exercise.bad_inputs).
     BAD_INPUTS = "inputs that must be rejected"
+    # The parameter objects of the module an answer loads weights into, read before and
+    # after the call (lesson 05's LoadsWeights driver): new objects, or memory of another
+    # argument's, fail the call.
+    OBJECTS = "the module's own parameters, compared before and after the call"
     # Nothing checks it: written as advice in the notebook, and it earns no points.
     ADVICE = "advice, not graded"
 
@@ -60,7 +64,7 @@ class Stated:
                              f"message says when it is broken (named=...), advice does not")
 
 
-SOURCE_SCAN, MUTATION, MEMORY, WORK, ONE_PASS, VALUES, BAD_INPUTS, ADVICE = Check
+SOURCE_SCAN, MUTATION, MEMORY, WORK, ONE_PASS, VALUES, BAD_INPUTS, OBJECTS, ADVICE = Check
 
-__all__ = ["ADVICE", "BAD_INPUTS", "Check", "MEMORY", "MUTATION", "ONE_PASS", "SOURCE_SCAN",
-           "Stated", "VALUES", "WORK"]
+__all__ = ["ADVICE", "BAD_INPUTS", "Check", "MEMORY", "MUTATION", "OBJECTS", "ONE_PASS",
+           "SOURCE_SCAN", "Stated", "VALUES", "WORK"]

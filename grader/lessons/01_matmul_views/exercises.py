@@ -364,6 +364,7 @@ LESSON.register(Exercise(
     bad_inputs=[
         _bad_weights([0.5, 0.25, 0.0], "row 0 of W sums to 0.75, not 1"),
         _bad_weights([0.75, 0.5, 0.0], "row 0 of W sums to 1.25, not 1"),
+        _bad_weights([0.5, 0.500005, 0.0], "row 0 of W sums to 1.000005: more than 1e-6 from 1"),
         _bad_weights([1.5, -0.5, 0.0], "W has a negative weight (-0.5), even though the row "
                                        "sums to 1"),
         _bad_weights([0.5, 0.5], "W has 2 weights per row but V has 3 rows"),

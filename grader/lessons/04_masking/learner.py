@@ -72,6 +72,12 @@ def _leaks_into_first(T: int) -> np.ndarray:
     return allowed
 
 
+def _leaks_late(T: int) -> np.ndarray:
+    allowed = _tril(T)
+    allowed[max(T - 2, 0), T - 1] = True
+    return allowed
+
+
 ATTENDS = {
     # kind: (description, is it causal, function of X)
     "causal": ("self-attention of X with a causal mask", True,
@@ -95,6 +101,8 @@ ATTENDS = {
                     lambda X: _masked(X, _tril(len(X), -1).T | np.eye(len(X), dtype=bool))),
     "leaks into first": ("causal self-attention, except that query 0 also sees key 2", False,
                          lambda X: _masked(X, _leaks_into_first(len(X)))),
+    "leaks late": ("causal self-attention, except that query T - 2 also sees the last key", False,
+                   lambda X: _masked(X, _leaks_late(len(X)))),
     "next token": ("output i is a copy of token i + 1", False,
                    lambda X: np.concatenate([X[1:], np.zeros_like(X[:1])])),
     "mean": ("every output is the mean of all tokens", False,

@@ -20,7 +20,7 @@ from ...learner.comparisons import ModuleOutcome
 from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
 from .. import LESSONS, LOOP, BadInput, Build, Case, Exercise, Misconception, Stated, knob
-from ..stated import ADVICE, SOURCE_SCAN, VALUES
+from ..stated import ADVICE, OBJECTS, SOURCE_SCAN, VALUES
 from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
 from .learner import LoadsWeights, Named
@@ -252,8 +252,12 @@ def mha_cases(rng, hidden: bool) -> list[Case]:
             MHA_PLANS + (HIDDEN_MHA_PLANS if hidden else []):
         build = module_build(d_model, n_heads, int(rng.integers(0, 10_000)))
         query = _normal(rng, (batch, t_q, d_model))
-        key = _normal(rng, (batch, t_k, d_model)) if t_q != t_k else query.clone()
-        cases.append(Case((query, key, key.clone()), _mask(rng, mask, batch, n_heads, t_q, t_k),
+        # Cross-attention: keys and values of their own, so that values projected from the
+        # keys (or keys from the values) show.
+        cross = t_q != t_k
+        key = _normal(rng, (batch, t_k, d_model)) if cross else query.clone()
+        value = _normal(rng, (batch, t_k, d_model)) if cross else query.clone()
+        cases.append(Case((query, key, value), _mask(rng, mask, batch, n_heads, t_q, t_k),
                           note=note, tol=FLOAT32, build=build))
     return cases
 
@@ -402,7 +406,7 @@ LESSON.register(Exercise(
     driver=LoadsWeights(threads=1, arg=0),
     compare=Named(versus=" from torch's"),
     arg_names=("ours", "theirs"), seed=504,
-    stated=(Stated("keeps `ours`'s own parameter objects", ADVICE),),
+    stated=(Stated("keeps `ours`'s own parameter objects", OBJECTS, "parameters that are not its own"),),
 ))
 
 

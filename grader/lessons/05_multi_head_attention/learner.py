@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -15,7 +16,7 @@ from ...learner.difference import difference
 from ...learner.comparisons import Comparison, Difference
 from ...learner.drivers import Call
 from ...learner.fixtures import load_state
-from ...learner.wording import and_join
+from ...learner.wording import and_join, case_title, describe_input
 from ...learner.plugins import LESSONS
 
 LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
@@ -57,6 +58,55 @@ class LoadsWeights(Call):
 
     def returned(self, result, args):
         return {name: p.detach().clone() for name, p in args[self.arg].named_parameters()}
+
+    def handed_over(self, args, names=()):
+        return _own_parameters_kept(self.hand_over(args, names), self.arg)
+
+    def failure(self, name, case, error):
+        if error.type != ParametersReplaced.__name__:
+            return None
+        return "\n".join([
+            f"{name} gave `{ARG_NAME}` parameters that are not its own.", "",
+            f"Diagnosis: {error.message}. Copy into the parameters `{ARG_NAME}` already has, in "
+            f"place (`Tensor.copy_`, under `torch.no_grad()`): that keeps `{ARG_NAME}`'s own "
+            f"parameter objects, each with memory of its own. Whatever holds them (an "
+            f"optimizer, a test) keeps working, and changing the other module later leaves "
+            f"`{ARG_NAME}` as it is.", "",
+            f"Smallest input where it goes wrong{case_title(case)}:", describe_input(case)])
+
+
+ARG_NAME = "ours"
+
+
+class ParametersReplaced(RuntimeError):
+    """The answer put new parameter objects into the module, or parameters whose memory
+    is another argument's, where it was to copy into the module's own."""
+
+
+def _storage(t) -> int:
+    return t.untyped_storage().data_ptr()
+
+
+@contextlib.contextmanager
+def _own_parameters_kept(args, arg: int):
+    """Run the body with ``args``; on leaving, fail the call if argument ``arg`` holds a
+    parameter that is not the one it held before, or whose memory is another argument's
+    (a view of torch's weights, kept by ``.data =``)."""
+    module = args[arg]
+    before = dict(module.named_parameters())
+    own = {name: _storage(p) for name, p in before.items()}
+    yield args
+    after = dict(module.named_parameters())
+    replaced = [name for name, p in before.items() if after.get(name) is not p]
+    if replaced:
+        raise ParametersReplaced(f"{and_join(replaced)} {'is a new object' if len(replaced) == 1 else 'are new objects'}, "
+                                 f"not the parameter{'' if len(replaced) == 1 else 's'} it had before the call")
+    others = {_storage(p) for i, a in enumerate(args) if i != arg and hasattr(a, "parameters")
+              for p in a.parameters()}
+    shared = [name for name, p in after.items() if _storage(p) in others and _storage(p) != own[name]]
+    if shared:
+        raise ParametersReplaced(f"{and_join(shared)} {'holds' if len(shared) == 1 else 'hold'} the memory of "
+                                 f"theirs's parameters, not {'its' if len(shared) == 1 else 'their'} own")
 
 
 @LESSON.comparison

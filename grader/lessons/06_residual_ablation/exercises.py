@@ -196,15 +196,15 @@ LESSON.register(Exercise(
         Misconception("residual flag not passed to the blocks",
                       knob(ref._TinyTransformer, blocks_get_residual=False),
                       "with residual=False your model still behaves as if it had residuals: the "
-                      "flag never reaches the blocks. Build each one with `Block(d_model, n_heads, "
-                      "d_ff, residual=residual)`."),
+                      "flag never reaches the blocks. Hand the model's own residual flag to every "
+                      "Block it builds."),
         Misconception("one block repeated", knob(ref._TinyTransformer, one_block_shared=True),
                       "all your layers share one set of weights: `[block] * n_layers` puts one "
                       "Block object in the list n_layers times. Create a new Block per layer."),
         Misconception("no position embedding", knob(ref._TinyTransformer, positions=False),
                       "your model leaves out the position embedding, so attention cannot tell the "
-                      "first token from the others: add `self.pos_emb(torch.arange(T))` to the "
-                      "token embeddings."),
+                      "first token from the others: add the embedding of each token's position "
+                      "(self.pos_emb) to its token embedding."),
         Misconception("blocks in a Python list", knob(ref._TinyTransformer, blocks_in="list"),
                       "your blocks sit in a plain Python list, so PyTorch never registers them: "
                       "none of their parameters is in the model's parameters() or state_dict(), so "
@@ -212,7 +212,7 @@ LESSON.register(Exercise(
                       "nn.ModuleList is a list that registers what it holds."),
         Misconception("no final LayerNorm", knob(ref._TinyTransformer, final_norm=False),
                       "your head reads the stream directly. A pre-norm stack ends with one more "
-                      "LayerNorm: `logits = self.head(self.ln_f(x))`."),
+                      "LayerNorm, self.ln_f: the head reads the stream after it."),
     ],
     bad_inputs=[_bad(ref.TinyTransformer, sizes, torch.tensor(tokens), why)
                 for sizes, tokens, why in [

@@ -307,6 +307,8 @@ def tiled_cases(rng, hidden):
         tile((2,), 4, 4, 3, 2, 2, 2, "batch axes"),
         Case((normal(rng, (2, 1, 4, 2)), normal(rng, (4, 2)), normal(rng, (4, 3)), 3, 2),
              {"causal": True}, note="batch axes broadcast"),
+        Case((np.ones((3, 1)), np.array([[-1000.0], [-1001.0], [-999.0]]), small_ints(rng, (3, 2)),
+              2, 2), note="large values: scores near -1000"),
         Case((np.ones((4, 1)), np.array([[-2.0], [1.0], [5.0], [900.0]]),
               small_ints(rng, (4, 2)), 2, 1), note="the maximum grows across tiles, up to 900"),
         tile((), 7, 7, 3, 2, 3, 2, "random values", draw=normal)]

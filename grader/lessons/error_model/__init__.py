@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import inspect
 import json
 import types
 from dataclasses import dataclass
@@ -96,11 +97,10 @@ def _mistakes(ex) -> tuple:
 
 def fingerprint(ex, found: list) -> str:
     """What an exercise's kept mutants were decided from: the error model's code, the
-    lesson's reference and exercises, and the mutants themselves."""
-    from .. import LESSONS
-
-    files = [*sorted(Path(__file__).parent.glob("*.py")),
-             *(LESSONS.owner[ex.name].path / f"{part}.py" for part in ("reference", "exercises"))]
+    lesson's reference and exercises (the folder of the reference's file), and the
+    mutants themselves."""
+    folder = Path(inspect.getsourcefile(ex.reference)).parent
+    files = [*sorted(Path(__file__).parent.glob("*.py")), folder / "reference.py", folder / "exercises.py"]
     digest = hashlib.sha256()
     for path in files:
         digest.update(path.name.encode() + b"\0")
@@ -123,12 +123,9 @@ def stale_entries() -> list[str]:
     return sorted(_FRESH)
 
 
-def store(names) -> Path:
+def store(names, known) -> Path:
     """Write the entries of the exercises ``names`` (from this process, else as stored),
-    dropping the entries of exercises that no longer exist."""
-    from .. import load_all
-
-    known = load_all()
+    dropping the entries of exercises not in ``known`` (every exercise there is)."""
     out = {name: entry for name, entry in stored().items() if name in known}
     for name in names:
         if name in _FRESH:

@@ -162,7 +162,23 @@ CONSTANT = _rule("a parameter's default used for it",
                  lambda site, word, value: f"{site} used {value} where it needs `{word}`",
                  lambda site, word, value: f"Use `{word}` there.", 1)
 
-RULES = (LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+OVERWRITE = _rule("overwritten instead of added to",
+                  lambda site: f"{site} replaced what was there (`=`) where it should add to it (`+=`)",
+                  lambda site: "Add to it there.", 2)
+ELEMENTWISE = _rule("entry by entry for the matrix product",
+                    lambda site: f"{site} multiplied entry by entry (`*`) where it needs the "
+                    "matrix product (`@`)",
+                    lambda site: "Take the matrix product there.", 1)
+INDICES = _rule("indices swapped",
+                lambda site, first, second: f"{site} read `[{second}, {first}]` where it needs "
+                f"`[{first}, {second}]`",
+                lambda site, first, second: "Check which index comes first there.", 2)
+WHOLE = _rule("reduced over every axis",
+              lambda site, words: f"the {words} in {site} were taken over every entry at once, "
+              "not along one axis",
+              lambda site, words: f"Take the {words} along one axis there.", 1)
+
+RULES = (OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -204,7 +220,13 @@ def _num(value: int) -> ast.expr:
 
 
 def _axis_edits(node: ast.Call) -> Iterator[Edit]:
+    name = _called(node)
     for i, kw in enumerate(node.keywords):
+        if kw.arg in AXIS_WORDS and name in REDUCTIONS:
+            call = copy.deepcopy(node)
+            del call.keywords[i]
+            call.keywords = [k for k in call.keywords if k.arg != "keepdims"]
+            yield Edit(WHOLE, call, {"words": REDUCTIONS[name]})
         old = _int(kw.value)
         if kw.arg in AXIS_WORDS and old is not None:
             for new in OTHER_AXES:
@@ -309,6 +331,7 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
                 yield Edit(LEFT_OUT, node.right, {"what": "a term"})
         elif op is ast.MatMult:
             yield Edit(SWAPPED, ast.BinOp(node.right, ast.MatMult(), node.left), {"what": "operands"})
+            yield Edit(ELEMENTWISE, ast.BinOp(node.left, ast.Mult(), node.right))
         elif op is ast.Pow:
             yield Edit(SIGN, ast.BinOp(node.left, ast.Pow(), ast.UnaryOp(ast.USub(), node.right)))
     elif isinstance(node, ast.UnaryOp):
@@ -325,6 +348,10 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         yield Edit(NO_TRANSPOSE, node.value)
     elif isinstance(node, ast.Subscript):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if len(parts) == 2 and all(isinstance(p, ast.Name) for p in parts) and parts[0].id != parts[1].id:
+            sub = copy.deepcopy(node)
+            sub.slice.elts.reverse()
+            yield Edit(INDICES, sub, {"first": parts[0].id, "second": parts[1].id})
         if any(isinstance(p, ast.Constant) and p.value is None for p in parts):
             kept = [p for p in parts if not (isinstance(p, ast.Constant) and p.value is None)]
             if kept:
@@ -383,6 +410,9 @@ def statement_edits(body: list[ast.stmt], i: int, next_site: str | None = None) 
             loop = copy.deepcopy(stmt)
             loop.body = loop.body[:-1]
             yield Edit(OUT_OF_LOOP, [*body[:i], loop, copy.deepcopy(last), *body[i + 1:]])
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
+        yield Edit(OVERWRITE, [*body[:i], ast.Assign([copy.deepcopy(stmt.target)], copy.deepcopy(stmt.value)),
+                               *body[i + 1:]])
     if isinstance(stmt, ast.Continue):
         yield Edit(BREAK, [*body[:i], ast.Break(), *body[i + 1:]])
     if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Tuple) and len(stmt.value.elts) == 2:
