@@ -207,9 +207,11 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
 
 
 # Relations that say where or how the result differs but not what made it so: an edit of
-# the error model that behaves like the answer on every case is named before them.
+# the error model that behaves like the answer on every case is named before them. (NaN
+# says where the first NaN was made; an edit that gives it there and the answer's wrong
+# numbers elsewhere says why.)
 SAYS_ONLY_WHERE = frozenset({Found.PART, Found.PREFIX, Found.DEPENDS, Found.SHIFTED, Found.MISSES,
-                             Found.SEES, Found.IGNORES, Found.ORDER})
+                             Found.SEES, Found.IGNORES, Found.ORDER, Found.NAN})
 
 
 CONFIRMING = 2  # further failing cases a relation must also hold on, when there are any

@@ -168,6 +168,14 @@ OPERANDS = Stated("`matmul_operands` turns lists into arrays and raises a `Value
                   "shapes do not fit", BAD_INPUTS, "should reject this input with a ValueError")
 
 
+# Only the last term kept: named by a rule (overwritten instead of added to) where the
+# reference adds with `+=` (tests/test_rules_dropped.py), catalogued where it does not.
+OVERWRITES = Misconception(
+    "overwrites instead of accumulating", knob(ref._outer, accumulate=False),
+    "your result equals the last term of the sum alone. Inside the loop over p you probably "
+    "wrote `=` where you need `+=`, so each new term replaced the ones before.")
+
+
 def _product_exercise(name, reference, extra, hint, loop: str = "", words: str = ""):
     """A loop version of the product; ``loop`` names the loop it must have, in the words of
     its docstring (``words``)."""
@@ -178,11 +186,6 @@ def _product_exercise(name, reference, extra, hint, loop: str = "", words: str =
         reference=reference,
         cases=product_cases,
         misconceptions=[
-            Misconception(
-                "overwrites instead of accumulating", knob(ref._outer, accumulate=False),
-                "your result equals the last term of the sum alone. Inside the loop over p "
-                "you probably wrote `=` where you need `+=`, so each new term replaced the "
-                "ones before."),
             Misconception(
                 "elementwise product", _elementwise,
                 "you multiplied entry by entry (`A * B`). A matrix product sums over the "
@@ -203,6 +206,7 @@ def _product_exercise(name, reference, extra, hint, loop: str = "", words: str =
 
 LESSON.register(
     _product_exercise("matmul_dot", ref.matmul_dot, [
+        OVERWRITES,
         Misconception(
             "running sum never reset", knob(ref._dot, reset=False),
             "each entry holds the sum of all the entries before it. Your running total "
@@ -228,14 +232,7 @@ LESSON.register(
             "weights from a column of A", A_T_B,
             "you weighted the rows of B with column i of A (`A[:, i]`). The weights for row i "
             "of C are row i of A: `A[i, p]` multiplies row p of B."),
-        Misconception(
-            "indices of A swapped", knob(ref._rows, weight="A[p, i]"),
-            "you swapped the indices of A: the weight you give row p of B sits in row p, "
-            "column i of A, so row i of C is mixed with column i of A. The weights for row i "
-            "of C are row i of A: its entry in column p weights row p of B. Where A is not "
-            "square, the swapped indices run past its last row or column: that is the "
-            "IndexError (on a square A you would get Aᵀ B)."),
-        Misconception(
+Misconception(
             "accumulator row not reset", knob(ref._rows, reset=False),
             "row i of your result holds rows 0 to i of the product added together. The row "
             "you accumulate into must start at zero again for every i."),
@@ -251,14 +248,7 @@ LESSON.register(
             "weights from a row of B", A_B_T,
             "you weighted the columns of A with row j of B (`B[j, p]`). The weights for "
             "column j of C are column j of B: `B[p, j]` multiplies column p of A."),
-        Misconception(
-            "indices of B swapped", knob(ref._cols, weight="B[j, p]"),
-            "you swapped the indices of B: the weight you give column p of A sits in row j, "
-            "column p of B, so column j of C is mixed with row j of B. The weights for column "
-            "j of C are column j of B: its entry in row p weights column p of A. Where B is "
-            "not square, the swapped indices run past its last row or column: that is the "
-            "IndexError (on a square B you would get A Bᵀ)."),
-        Misconception(
+Misconception(
             "accumulator column not reset", knob(ref._cols, reset=False),
             "column j of your result holds columns 0 to j of the product added together. The "
             "column you accumulate into must start at zero again for every j."),
@@ -270,6 +260,7 @@ LESSON.register(
        "B. Build column 0 of the input above by hand, term by term, and compare it with "
        "yours.", loop="a Python loop (over j and p)", words="with a Python loop (over j and p)"),
     _product_exercise("matmul_outer", ref.matmul_outer, [
+        OVERWRITES,
         Misconception(
             "outer product of a row of A and a column of B", knob(_product_of, formula="(B A)ᵀ"),
             "you took outer products of row p of A with column p of B. The outer reading "

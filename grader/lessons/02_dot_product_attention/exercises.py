@@ -80,10 +80,6 @@ soft = functools.partial(knob, ref._softmax)
 LESSON.register(Exercise(
     name="softmax", reference=ref.softmax, cases=softmax_cases,
     misconceptions=[
-        Misconception("max of the whole array", soft(shift="array"),
-                      "you subtract the largest entry of the whole array, not of each slice. When "
-                      "one row is near 1000 and another near -1000, every exponent of the second "
-                      "row underflows to 0: 0 / 0 = nan. Take the max along `axis` (keepdims)."),
         Misconception("normalises the whole array", soft(shift="array", total="array"),
                       "all the entries of your result together sum to 1, instead of each slice "
                       "along `axis`. Sum with `axis=axis, keepdims=True`."),
@@ -282,9 +278,6 @@ LESSON.register(Exercise(
     name="attend_one_query", scales="q", reference=ref.attend_one_query, cases=one_query_cases,
     probes=("K", "V"), quantities=attention_quantities,
     misconceptions=[
-        Misconception("weights not normalised", one_query(normalised=False),
-                      "your weights do not sum to 1: you used e^(s_i) as the weight of v_i without "
-                      "dividing by the sum of e^(s_j) over all keys j."),
     ],
     bad_inputs=[
         bad((2, 4), (3, 4), (3, 2), why="q is a matrix, but this function takes one query vector"),
@@ -412,10 +405,6 @@ LESSON.register(Exercise(
         Misconception("standard deviation", variance(statistic="standard deviation"),
                       "you returned the standard deviation (about sqrt(d_k)). Return the variance, "
                       "its square: np.var."),
-        Misconception("variance of the products", variance(summed_over=None),
-                      "you took the variance of the elementwise products q_i k_i (about 1). Add up "
-                      "each sample's d_k products first, to get one dot product per sample, then "
-                      "take the variance of those n_samples numbers."),
         Misconception("summed over the samples", variance(summed_over=0),
                       "you summed q * k over the samples axis (axis=0). One dot product q·k sums "
                       "over the d_k coordinates of one sample, the last axis."),

@@ -298,12 +298,6 @@ LESSON.register(
                        knob(ref._softmax3, normalise="rows", keepdims=False),
                        MSG_ROW_SUMS_BROADCAST),
          Misconception(
-             "not normalised", knob(ref._softmax3, normalise=None),
-             "you returned the powers of 3 without dividing them by their column sums; the "
-             "weights of each column must add up to 1."),
-         Misconception("normalised by the whole matrix", knob(ref._softmax3, normalise="matrix"),
-                       MSG_WHOLE_MATRIX),
-         Misconception(
              "e instead of 3", knob(ref._softmax3, base=math.e),
              "you used e**s (np.exp). The worksheet uses 3**s, so that every weight is an "
              "exact fraction you can write down."),

@@ -329,16 +329,9 @@ LESSON.register(Exercise(
     name="prefix_average", reference=ref.prefix_average, cases=prefix_cases, probes=("X",),
     arg_names=("X",), seed=407,
     misconceptions=[
-        Misconception("running sum", prefix(normalise=None),
-                      "row i of your result is the *sum* of rows 0..i. Normalise each row of the "
-                      "lower-triangular matrix so that it sums to 1 (row i holds 1/(i + 1))."),
         Misconception("divided by T", prefix(normalise="T"),
                       "you divided every row by T, the sequence length. Row i averages i + 1 "
                       "tokens, so its weights are 1/(i + 1): divide each row by its own sum."),
-        Misconception("columns normalised", prefix(normalise="columns"),
-                      "the columns of your weight matrix sum to 1, not its rows. By the row "
-                      "reading of lesson 01, row i of W holds the weights of output row i: "
-                      "normalise rows, W.sum(axis=1, keepdims=True)."),
     ],
     bad_inputs=[bad(np.ones(3), why="X is a vector, not a [T, d] matrix")],
     rules=Rules(loops=True, names={"cumsum": "np.cumsum", "accumulate": "np.add.accumulate"},

@@ -330,6 +330,7 @@ def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up 
     if not every_t:
         positions = positions[-1:]
     for t in positions:
+        # site: the copy of the tokens
         changed = X.copy()
         rows = ROWS[change](t)
         changed[rows] = rng.normal(size=changed[rows].shape) if redraw else changed[rows] + 1
@@ -337,6 +338,7 @@ def _is_causal(attend: Callable, T, d, seed=0, *, change="after t", compare="up 
         kept = ROWS[compare](t)
         if not np.allclose(after[kept], before[kept], rtol=1e-9, atol=CAUSAL_ATOL):
             return False
+    # site: the answer once every position passed
     return True
 
 

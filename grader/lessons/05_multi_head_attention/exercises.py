@@ -21,7 +21,7 @@ from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
 from .. import LESSONS, LOOP, BadInput, Build, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, OBJECTS, SOURCE_SCAN, VALUES
-from ..messages import inverted_polarity, scaled_by_sqrt_d_model
+from ..messages import scaled_by_sqrt_d_model
 from . import reference as ref
 from .learner import LoadsWeights, Named
 
@@ -299,15 +299,9 @@ MODULE_MISTAKES = [
                   AVERAGED_MAPS),
     Misconception("scaled by sqrt(d_model)", module_with(scale="d_model"),
                   scaled_by_sqrt_d_model("d_head = d_model / n_heads", "math.sqrt(self.d_head)")),
-    Misconception("scores not scaled", module_with(scale="none"),
-                  "your scores are not scaled. Divide q kᵀ by √d_head before the softmax, so the "
-                  "softmax does not saturate as d_head grows."),
     Misconception("w_o forgotten", module_with(output_projection=False),
                   "your output is the concatenated heads: apply self.w_o after merge_heads. It "
                   "mixes the heads' features; without it each output feature comes from one head."),
-    Misconception("mask polarity inverted", module_with(mask_true_means="ignore"),
-                  inverted_polarity("the keys you set to -inf",
-                                    "a score of −∞ for the keys where the mask is False")),
 ]
 
 
@@ -474,9 +468,6 @@ LESSON.register(Exercise(
         Misconception("biases not counted", knob(ref._parameter_count, biases=False),
                       "you counted the four weight matrices but not their biases: each of w_q, "
                       "w_k, w_v, w_o also has d_model biases."),
-        Misconception("w_o not counted", knob(ref._parameter_count, output_projection=False),
-                      "you counted w_q, w_k and w_v but not the output projection w_o, another "
-                      "d_model × d_model weight plus d_model biases."),
     ],
     bad_inputs=[
         BadInput(Case((6, 4)), "4 heads cannot share d_model = 6 equally"),

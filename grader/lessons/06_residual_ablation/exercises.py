@@ -129,9 +129,6 @@ LESSON.register(Exercise(
         Misconception("one LayerNorm for both sublayers", knob(ref._Block, mlp_norm="ln1"),
                       "you used `ln1` in front of the MLP as well. Each sublayer has its own "
                       "LayerNorm and gain and bias: `ln1` before attention, `ln2` before the MLP."),
-        Misconception("no skips with residual=True", knob(ref._Block, residual_keeps=()),
-                      "with residual=True your block adds nothing back to the stream: it gives "
-                      f"what the block without skips (residual=False) gives. {WITH_SKIPS}"),
         Misconception("attention skip missing", knob(ref._Block, residual_keeps=("mlp",)),
                       "with residual=True your block keeps the MLP's skip but not the attention's: "
                       "the attention's output replaces the stream instead of being added to it, so "
@@ -201,10 +198,6 @@ LESSON.register(Exercise(
         Misconception("one block repeated", knob(ref._TinyTransformer, one_block_shared=True),
                       "all your layers share one set of weights: `[block] * n_layers` puts one "
                       "Block object in the list n_layers times. Create a new Block per layer."),
-        Misconception("no position embedding", knob(ref._TinyTransformer, positions=False),
-                      "your model leaves out the position embedding, so attention cannot tell the "
-                      "first token from the others: add the embedding of each token's position "
-                      "(self.pos_emb) to its token embedding."),
         Misconception("blocks in a Python list", knob(ref._TinyTransformer, blocks_in="list"),
                       "your blocks sit in a plain Python list, so PyTorch never registers them: "
                       "none of their parameters is in the model's parameters() or state_dict(), so "
@@ -258,10 +251,6 @@ LESSON.register(Exercise(
                       "you averaged over all T×T pairs, including each token with itself (a "
                       "similarity of exactly 1). Leave out the diagonal: average the T·(T-1) pairs "
                       "of distinct tokens."),
-        Misconception("dot products, not cosines", knob(ref._token_similarity, cosine=False),
-                      "you averaged raw dot products, which grow with the vectors' lengths. A "
-                      "cosine divides each dot product by both lengths: normalise every token "
-                      "vector to length 1 along the feature axis (dim=-1) first."),
         Misconception("normalised along the token axis",
                       knob(ref._token_similarity, normalise_dim=-2),
                       "you normalised along the token axis (dim=-2). Each token is a row: "

@@ -178,7 +178,16 @@ WHOLE = _rule("reduced over every axis",
               "not along one axis",
               lambda site, words: f"Take the {words} along one axis there.", 1)
 
-RULES = (OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+RETURN_IN_LOOP = _rule("return moved into the loop",
+                       lambda site: f"{site} were inside the loop, so that the loop ends after "
+                       "its first pass",
+                       lambda site: "Do it once the loop is over.", 2)
+NO_COPY = _rule("copy left out",
+                lambda site: f"the copy in {site} were left out, so that each change lands in "
+                "the original and stays there for the next ones",
+                lambda site: "Change a copy there.", 1)
+
+RULES = (RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -246,6 +255,8 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         name = _called(node)
         yield from _axis_edits(node)
         method = isinstance(node.func, ast.Attribute)
+        if name in ("copy", "clone") and method and not node.args and not node.keywords:
+            yield Edit(NO_COPY, node.func.value)
         if name in WRAPPERS and len(node.args) == 1 and not node.keywords:
             yield Edit(WRAPPER, node.args[0], {"words": WRAPPERS[name]})
         if name in REDUCTIONS:
@@ -410,6 +421,11 @@ def statement_edits(body: list[ast.stmt], i: int, next_site: str | None = None) 
             loop = copy.deepcopy(stmt)
             loop.body = loop.body[:-1]
             yield Edit(OUT_OF_LOOP, [*body[:i], loop, copy.deepcopy(last), *body[i + 1:]])
+    before = body[i - 1] if i > 0 else None
+    if isinstance(stmt, ast.Return) and isinstance(before, (ast.For, ast.While)):
+        loop = copy.deepcopy(before)
+        loop.body = [*loop.body, copy.deepcopy(stmt)]
+        yield Edit(RETURN_IN_LOOP, [*body[:i - 1], loop, *body[i:]])
     if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add):
         yield Edit(OVERWRITE, [*body[:i], ast.Assign([copy.deepcopy(stmt.target)], copy.deepcopy(stmt.value)),
                                *body[i + 1:]])
@@ -488,18 +504,30 @@ def sibling_edits(node: ast.AST, group: dict[str, tuple[str, ...]]) -> Iterator[
             yield Edit(SIBLING, ast.Name(other, ast.Load()), {"new": other, "old": node.id})
 
 
+MINUS_INFINITY = "minus infinity"  # a default of -inf (-np.inf, -math.inf), as defaults() gives it
+
+
 def defaults(fn: ast.FunctionDef) -> dict[str, object]:
-    """The parameters of ``fn`` whose default is a number, with that number."""
+    """The parameters of ``fn`` whose default is a number, with that number (or
+    :data:`MINUS_INFINITY`)."""
+    def number(d):
+        if isinstance(d, ast.Constant) and type(d.value) in (int, float):
+            return d.value
+        return MINUS_INFINITY if _is_minus_inf(d) else None
+
     args = fn.args.args
-    found = {a.arg: d.value for a, d in zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults)
-             if isinstance(d, ast.Constant) and type(d.value) in (int, float)}
-    found.update({a.arg: d.value for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)
-                  if isinstance(d, ast.Constant) and type(d.value) in (int, float)})
-    return found
+    pairs = [*zip(args[len(args) - len(fn.args.defaults):], fn.args.defaults),
+             *zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
+    return {a.arg: number(d) for a, d in pairs if d is not None and number(d) is not None}
 
 
 def constant_edits(node: ast.AST, numbers: dict[str, object]) -> Iterator[Edit]:
-    """A parameter read where its default's number is written instead (:func:`defaults`)."""
+    """A parameter read where its default's number is written instead (:func:`defaults`);
+    one whose default is minus infinity, read where 0 is written instead (a running
+    maximum started from 0)."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in numbers:
         value = numbers[node.id]
-        yield Edit(CONSTANT, ast.Constant(value), {"word": node.id, "value": f"{value:g}"})
+        if value == MINUS_INFINITY:
+            yield Edit(START, ast.Constant(0.0), {"new": "0", "old": MINUS_INFINITY})
+        else:
+            yield Edit(CONSTANT, ast.Constant(value), {"word": node.id, "value": f"{value:g}"})
