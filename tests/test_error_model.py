@@ -177,6 +177,24 @@ def test_a_mutant_that_gives_another_value_when_run_again_is_not_kept():
     assert kept == ["sign flipped in steady"]
 
 
+def test_two_sites_no_case_tells_apart_are_both_named():
+    """Naming one of two edits that behave alike would send half the learners to the
+    wrong place: the first is kept, with the second, and the message names both."""
+    from grader.lessons import error_model
+    from grader.lessons.error_model.search import Mutant
+
+    ref = lessons.get("softmax").reference
+    twice = lambda x, axis=-1: ref(x, axis) * 2  # noqa: E731
+    made = [Mutant(rules.SIGN, "the shift", (), twice, "test"),
+            Mutant(rules.SIGN, "the shift", (), lambda x, axis=-1: ref(x, axis) * 2.0, "test"),
+            Mutant(rules.LEFT_OUT, "the sum", (("what", "the divisor"),), lambda x, axis=-1: 2 * ref(x, axis), "test")]
+    kept = error_model._kept(lessons.get("softmax"), made)
+    assert [(k.mutant.site, k.alias.site if k.alias else None) for k in kept] == [("the shift", "the sum")]
+    message = error_model.both(kept[0].mutant, kept[0].alias)
+    assert "a sign in the shift were flipped, or as if the divisor of the sum were left out" in message
+    assert "Or, in the second place: Put it back." in message
+
+
 def test_grading_takes_the_stored_mutants_and_tells_them_apart_only_if_the_entry_does_not_hold(
         monkeypatch):
     from grader.lessons import error_model
@@ -199,8 +217,7 @@ def test_grading_takes_the_stored_mutants_and_tells_them_apart_only_if_the_entry
     # The lesson's files or its mutants changed since release: decided afresh, and reported.
     monkeypatch.setattr(error_model, "stored", lambda: {"softmax": {**entry, "fingerprint": "0"}})
     monkeypatch.setattr(error_model, "_KEPT", {})
-    monkeypatch.setattr(error_model, "_kept", lambda ex, found: (error_model.ModelMistake(
-        found[2].name, found[2].impl, found[2].message),))
+    monkeypatch.setattr(error_model, "_kept", lambda ex, found: [error_model._Kept(found[2])])
     assert [m.name for m in error_model.model_mistakes(ex)] == [found[2].name]
     assert error_model.stale_entries() == ["softmax"]
     assert error_model._FRESH["softmax"]["kept"] == [[2, found[2].name]]
@@ -221,8 +238,9 @@ def test_every_stored_entry_names_a_mutant_of_its_exercise():
 
     for name, entry in error_model.stored().items():
         found = mutants(lessons.get(name).reference)
-        for i, mutant_name in entry["kept"]:
+        for i, mutant_name, *alias in entry["kept"]:
             assert found[i].name == mutant_name, (name, i)
+            assert all(0 <= a < len(found) and found[a].site != found[i].site for a in alias), (name, i)
 
 
 def test_rules_word_the_same_edit_the_same_way_everywhere():

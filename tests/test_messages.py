@@ -68,3 +68,30 @@ def test_a_pair_of_results_is_narrowed_to_what_differs():
     shown = noted_pair(np.ones(2), np.zeros(3), FLOAT64)
     assert shown[1].count("\n") >= 1 and shown[2] == ([], [])
 
+
+
+def test_a_message_too_long_with_the_values_keeps_what_differs_and_drops_them():
+    """A tuple of matrices, wrong only on an input of five rows, gives a message that runs
+    over the line limit even compact: the last level leaves out the whole values and keeps
+    the line on what differs first (which names the entry, and both numbers)."""
+    from grader import lessons
+    from grader.learner.checks import LocalSubject, find_expectations
+    from grader.learner.engine import judge
+    from grader.learner.wording import MESSAGE_LINES
+
+    ref = lessons.get("tiled_attention").reference
+
+    def answer(Q, K, V, block_q, block_k, causal=False):
+        out, skipped = ref(Q, K, V, block_q, block_k, causal)
+        if np.shape(Q)[-2] == 5 and np.ndim(Q) == 2:
+            out = out.copy()
+            out[..., :4, -1] += 2.0
+        return out, skipped
+
+    exp = lessons.expectations("tiled_attention", False)
+    verdict = judge(exp, LocalSubject(answer, exp.info.driver, "tiled_attention"),
+                    expectations_of=find_expectations)
+    lines = verdict.message.splitlines()
+    assert not verdict.passed and len(lines) < MESSAGE_LINES, verdict.message
+    assert any(line.startswith("What differs: item 0") for line in lines), verdict.message
+    assert "Expected:" not in verdict.message, verdict.message

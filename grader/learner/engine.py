@@ -32,7 +32,7 @@ from .cases import Case, ErrorInfo, Expectations, MistakeRecord, Outcome, Verdic
 from .comparisons import Comparison, Difference
 from .difference import to_numpy
 from .wording import (case_title, describe_input, fitted, fmt_value, labelled, note_text,
-                       success_line)
+                       shows_values, success_line)
 from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
                         rescaled_match, reshaped_input, substituted)
@@ -196,13 +196,13 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
     elif right or also:
         got = f"{got}\n    ({note_text((right, also))})"
     gave = exp.info.driver.result_title(name)
+    says_what_differs = not (diff.diagnoses and mistake is None and relation is None)
     return "\n".join([f"{name} is not right yet.", ""] + ([diag, ""] if diag else []) + [
         f"Smallest input where it goes wrong{case_title(case)}:",
         describe_input(case),
-        *([] if diff.diagnoses and mistake is None and relation is None else
-          [f"What differs: {diff.text.rstrip('.')}{remark}."]),
-        *labelled("Expected:", want),
-        *labelled(gave, got),
+        *([f"What differs: {diff.text.rstrip('.')}{remark}."] if says_what_differs else []),
+        *([] if says_what_differs and not shows_values() else
+          [*labelled("Expected:", want), *labelled(gave, got)]),
     ])
 
 

@@ -36,13 +36,21 @@ def compact(level: int = 1):
     """Within it, a message is written more tightly: at level 1, :func:`fmt_value` writes
     an array on one line, its shape and dtype after it, wherever that fits in
     :data:`ONE_LINE` characters; at level 2, an input that does not fit on one line is
-    described by its shape and range (``describe_input``). How a message that would run
-    over :data:`MESSAGE_LINES` lines is written again."""
+    described by its shape and range (``describe_input``); at level 3, a wrong value's
+    message that says what differs first leaves out the whole expected and returned values
+    (:func:`shows_values`). How a message that would run over :data:`MESSAGE_LINES`
+    lines is written again."""
     token = _COMPACT.set(level)
     try:
         yield
     finally:
         _COMPACT.reset(token)
+
+
+def shows_values() -> bool:
+    """Whether a wrong value's message shows the whole expected and returned values (not at
+    :func:`compact` level 3, where its line on what differs first stands for them)."""
+    return _COMPACT.get() < 3
 
 
 def labelled(label: str, shown: str) -> list[str]:
@@ -56,7 +64,7 @@ def fitted(write) -> str:
     """``write()``'s message, written again more tightly while it runs over the line
     limit, counted as it is shown (:func:`grader.learner.prose.wrapped`)."""
     text = write()
-    for level in (1, 2):
+    for level in (1, 2, 3):
         if len(wrapped(text).splitlines()) < MESSAGE_LINES:
             break
         with compact(level):

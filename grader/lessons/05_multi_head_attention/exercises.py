@@ -21,7 +21,7 @@ from ...learner.drivers import Call, Module
 from ...learner.shortcuts import Rules
 from .. import LESSONS, LOOP, BadInput, Build, Case, Exercise, Misconception, Stated, knob
 from ..stated import ADVICE, OBJECTS, SOURCE_SCAN, VALUES
-from ..messages import scaled_by_sqrt_d_model
+from ..messages import inverted_polarity, scaled_by_sqrt_d_model
 from . import reference as ref
 from .learner import LoadsWeights, Named
 
@@ -302,6 +302,11 @@ MODULE_MISTAKES = [
     Misconception("w_o forgotten", module_with(output_projection=False),
                   "your output is the concatenated heads: apply self.w_o after merge_heads. It "
                   "mixes the heads' features; without it each output feature comes from one head."),
+    # A rule reproduces it (True and False swapped in the mask of the blocked scores), but
+    # only this says why learners do it: torch's masks mean the opposite.
+    Misconception("mask polarity inverted", module_with(mask_true_means="ignore"),
+                  inverted_polarity("the keys you set to -inf",
+                                    "a score of −∞ for the keys where the mask is False")),
 ]
 
 

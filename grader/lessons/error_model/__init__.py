@@ -87,12 +87,41 @@ def _mistakes(ex) -> tuple:
     mark = fingerprint(ex, found)
     entry = stored().get(ex.name)
     if entry is not None and entry.get("fingerprint") == mark:
-        chosen = [found[i] for i, _ in entry["kept"]]
-        return tuple(ModelMistake(m.name, m.impl, m.message) for m in chosen)
+        return tuple(_mistake(found[i], found[alias[0]] if alias else None)
+                     for i, _, *alias in entry["kept"])
     kept = _kept(ex, found)
     index = {id(m.impl): i for i, m in enumerate(found)}
-    _FRESH[ex.name] = {"fingerprint": mark, "kept": [[index[id(k.impl)], k.name] for k in kept]}
-    return kept
+    _FRESH[ex.name] = {"fingerprint": mark, "kept": [
+        [index[id(k.impl)], k.name, *([index[id(k.alias.impl)]] if k.alias else [])] for k in kept]}
+    return tuple(_mistake(k.mutant, k.alias) for k in kept)
+
+
+def _mistake(mutant: Mutant, alias: Mutant | None) -> ModelMistake:
+    return ModelMistake(mutant.name, mutant.impl, both(mutant, alias) if alias else mutant.message)
+
+
+def both(first: Mutant, second: Mutant) -> str:
+    """The message of two edits at two sites that no visible case tells apart: naming one
+    would send the learner to the wrong place half the time, so both are named."""
+    a, b = dict(first.detail), dict(second.detail)
+    fixes = [first.rule.fix(first.site, **a), second.rule.fix(second.site, **b)]
+    fix = fixes[0] if fixes[0] == fixes[1] else f"{fixes[0]} Or, in the second place: {fixes[1]}"
+    return (f"your answer behaves exactly as if {first.rule.did(first.site, **a)}, or as if "
+            f"{second.rule.did(second.site, **b)}: no case tells the two apart. {fix}")
+
+
+@dataclass(frozen=True)
+class _Kept:
+    mutant: Mutant
+    alias: Mutant | None = None  # another site's edit that behaves the same on every visible case
+
+    @property
+    def name(self) -> str:
+        return self.mutant.name
+
+    @property
+    def impl(self):
+        return self.mutant.impl
 
 
 def fingerprint(ex, found: list) -> str:
@@ -135,14 +164,15 @@ def store(names, known) -> Path:
     return STORE
 
 
-def _kept(ex, found: list) -> tuple:
+def _kept(ex, found: list) -> list:
     # A case with a memory budget runs large inputs under a memory measure; the rest are
     # enough to tell the mutants apart.
     cases = [c for c in ex.draw(False) if c.build.memory_budget is None]
     cmp = ex.info.compare
     expected = _quietly_run(ex.reference, ex.driver, cases)
     seen = [_quietly_run(m.impl, ex.driver, cases) for m in ex.misconceptions]
-    kept = []
+    owners: list[int | None] = [None] * len(seen)  # the kept mutant each of ``seen`` is, if one
+    kept: list[_Kept] = []
     for mutant in found:
         try:
             outcomes = _quietly_run(mutant.impl, ex.driver, cases)
@@ -151,8 +181,12 @@ def _kept(ex, found: list) -> tuple:
         wrong = [o.error is None and _differ(cmp, c, e, o, True) for c, e, o in zip(cases, expected, outcomes)]
         if not any(w and holds_a_number(o.value) for w, o in zip(wrong, outcomes)):
             continue  # never wrong, or wrong only as NaN or inf, which many mistakes give
-        if any(not any(_differ(cmp, c, o, t, False) for c, o, t in zip(cases, outcomes, other))
-               for other in seen):
+        alike = [i for i, other in enumerate(seen)
+                 if not any(_differ(cmp, c, o, t, False) for c, o, t in zip(cases, outcomes, other))]
+        if alike:
+            k = owners[alike[0]]
+            if k is not None and kept[k].alias is None and kept[k].mutant.site != mutant.site:
+                kept[k] = _Kept(kept[k].mutant, mutant)
             continue
         try:
             again = _quietly_run(mutant.impl, ex.driver, cases)
@@ -161,10 +195,11 @@ def _kept(ex, found: list) -> tuple:
         if any(_differ(cmp, c, o, a, False) for c, o, a in zip(cases, outcomes, again)):
             continue  # gives another value when run again (memory never written, a draw)
         seen.append(outcomes)
+        owners.append(len(kept))
         for case, outcome in zip(cases, outcomes):
             _KNOWN[id(mutant.impl), _key(case)] = outcome
-        kept.append(ModelMistake(mutant.name, mutant.impl, mutant.message))
-    return tuple(kept)
+        kept.append(_Kept(mutant))
+    return kept
 
 
 # What a kept mutant gave on a visible case, while it was told apart from the others: the

@@ -72,12 +72,16 @@ OFF_BY_ONE = _rule("off by one",
 FLOOR_DIVISION = _rule("floor division",
                        lambda site: f"{site} divided with `//`, which rounds down to a whole number",
                        lambda site: "Divide with `/` there.", 2)
+# Dividing by a factor is multiplying by it turned upside down (a power's sign flipped, 1/x
+# for x): the words say which way up the factor should be, whichever form the answer has.
 MULTIPLIED = _rule("multiplied for divided",
-                   lambda site: f"{site} multiplied where it should divide",
-                   lambda site: "Divide there.", 2)
+                   lambda site: f"{site} multiplied by a factor it should divide by (the factor "
+                   "turned upside down)",
+                   lambda site: f"Check which way up that factor of {site} is.", 2)
 DIVIDED = _rule("divided for multiplied",
-                lambda site: f"{site} divided where it should multiply",
-                lambda site: "Multiply there.", 2)
+                lambda site: f"{site} divided by a factor it should multiply by (the factor "
+                "turned upside down)",
+                lambda site: f"Check which way up that factor of {site} is.", 2)
 SIGN = _rule("sign flipped",
              lambda site: f"a sign in {site} were flipped",
              lambda site: f"Check the signs in {site}.", 2)
