@@ -264,8 +264,11 @@ def cols_with_b_transposed(A, B):
 @pytest.mark.parametrize("name, fn, words", [
     ("matmul_dot", dot_with_swapped_bounds, "your loops run i over the columns of B and j over "
                                             "the rows of A: the two ranges are swapped"),
-    ("matmul_rows", rows_with_a_transposed, "you swapped the indices of A"),
-    ("matmul_cols", cols_with_b_transposed, "you swapped the indices of B"),
+    # named by the error model (tests/test_rules_dropped.py)
+    ("matmul_rows", rows_with_a_transposed, "your answer behaves exactly as if the weighted sum "
+                                            "for row i read `[p, i]` where it needs `[i, p]`"),
+    ("matmul_cols", cols_with_b_transposed, "your answer behaves exactly as if the weighted sum "
+                                            "for column j read `[j, p]` where it needs `[p, j]`"),
 ], ids=["dot", "rows", "cols"])
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 def test_swapped_bounds_and_indices_are_diagnosed_on_a_product_that_is_not_square(

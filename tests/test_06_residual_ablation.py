@@ -231,7 +231,8 @@ class NoMlpSkip(GivenBlock):
 
 
 @pytest.mark.parametrize("cls, words", [
-    (NoSkipsAtAll, "Diagnosis: with residual=True your block adds nothing back to the stream"),
+    # named by the error model (tests/test_rules_dropped.py): the skip's sum without its term
+    (NoSkipsAtAll, "Diagnosis: your answer behaves exactly as if a term of the skip were left out"),
     (NoAttentionSkip, "Diagnosis: with residual=True your block keeps the MLP's skip but not the "
                       "attention's"),
     (NoMlpSkip, "Diagnosis: with residual=True your block keeps the attention's skip but not the "

@@ -36,7 +36,6 @@ RIGHT_AFTER_ALL = {
                                   "exactly",
     "fw-04-is-causal-no-early-exit": "the result is what is asked; stopping at the first change "
                                      "is now worded as allowed",
-    "fw-05-copy-new-parameters": "'keeps ours's own parameter objects' is advice",
     "fw-06-block-empty-attn-mask": "a mask that hides nothing is no mask: every output is the "
                                    "same",
     "fw-06-block-is-causal-false": "is_causal=False is torch's default: nothing changes",
@@ -62,8 +61,6 @@ NOT_SEEN_HERE = {
     "fw-07-one-pass-block-summaries": "a summary kept per block is O(T_k / block): the budget "
                                       "sees it only with thousands of blocks, where honest "
                                       "answers' own overheads (np.split's views) pass it too",
-    "fw-05-copy-data-views": "parameters that share storage with theirs hold the right "
-                             "values; 'copy into the parameters that are there' is advice",
 }
 CAUGHT = [w for w in WRONG if w.id not in RIGHT_AFTER_ALL and w.id not in NOT_SEEN_HERE]
 

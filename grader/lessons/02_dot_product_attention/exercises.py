@@ -80,6 +80,12 @@ soft = functools.partial(knob, ref._softmax)
 LESSON.register(Exercise(
     name="softmax", reference=ref.softmax, cases=softmax_cases,
     misconceptions=[
+        # A rule reproduces it (the maximum taken over every entry), but the NaN it gives
+        # is named first, and only this says why it comes.
+        Misconception("max of the whole array", soft(shift="array"),
+                      "you subtract the largest entry of the whole array, not of each slice. When "
+                      "one row is near 1000 and another near -1000, every exponent of the second "
+                      "row underflows to 0: 0 / 0 = nan. Take the max along `axis` (keepdims)."),
         Misconception("normalises the whole array", soft(shift="array", total="array"),
                       "all the entries of your result together sum to 1, instead of each slice "
                       "along `axis`. Sum with `axis=axis, keepdims=True`."),
