@@ -364,7 +364,7 @@ def copy_by_pointing_at_their_memory(ours, theirs):
 
 def test_parameters_pointed_at_torchs_memory_are_not_ours_own():
     message = failure("copy_from_torch", copy_by_pointing_at_their_memory)
-    assert "parameters that are not its own" in message and "hold the memory of theirs" in message
+    assert "parameters that are not its own" in message and "hold the memory of `theirs`" in message
 
 
 BREAKS = {

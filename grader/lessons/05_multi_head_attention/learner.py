@@ -99,14 +99,18 @@ def _own_parameters_kept(args, arg: int):
     after = dict(module.named_parameters())
     replaced = [name for name, p in before.items() if after.get(name) is not p]
     if replaced:
-        raise ParametersReplaced(f"{and_join(replaced)} {'is a new object' if len(replaced) == 1 else 'are new objects'}, "
-                                 f"not the parameter{'' if len(replaced) == 1 else 's'} it had before the call")
+        one = len(replaced) == 1
+        raise ParametersReplaced(
+            f"{and_join(replaced)} {'is a new object' if one else 'are new objects'}, not the "
+            f"parameter{'' if one else 's'} it had before the call")
     others = {_storage(p) for i, a in enumerate(args) if i != arg and hasattr(a, "parameters")
               for p in a.parameters()}
     shared = [name for name, p in after.items() if _storage(p) in others and _storage(p) != own[name]]
     if shared:
-        raise ParametersReplaced(f"{and_join(shared)} {'holds' if len(shared) == 1 else 'hold'} the memory of "
-                                 f"theirs's parameters, not {'its' if len(shared) == 1 else 'their'} own")
+        one = len(shared) == 1
+        raise ParametersReplaced(
+            f"{and_join(shared)} {'holds' if one else 'hold'} the memory of `theirs`'s "
+            f"parameters, not {'its' if one else 'their'} own")
 
 
 @LESSON.comparison
