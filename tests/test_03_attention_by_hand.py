@@ -191,13 +191,13 @@ def attention_z_is_a_v(X, W_Q, W_K, W_V):
         ("softmax3_columns", softmax_fraction_base, "Fraction(3) ** S"),
         ("softmax3_columns", softmax_sum_axis_1, "each row of your weights sums to 1"),
         ("softmax3_columns", softmax_int_powers, "your weights are floats"),
-        ("attention_by_hand", attention_z_is_a_v, "Z = V A"),
+        ("attention_by_hand", attention_z_is_a_v, "the operands of the output Z were swapped"),
         ("softmax3_columns", softmax_row_sums_flat, "divided by the row sums (a sum along "
                                                     "axis=1) without keepdims"),
         ("attention_by_hand", attention_row_normalised, "divided by the row sums (a sum along "
                                                         "axis=1) without keepdims"),
-        ("attention_by_hand", attention_from_unscaled_scores, "you raised 3 to the scores "
-                                                              "themselves"),
+        ("attention_by_hand", attention_from_unscaled_scores, "the weights A used the scores where "
+                                                              "it needs the scaled scores"),
     ],
 )
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])

@@ -87,10 +87,62 @@ def outer_from_one(A, B):
     return C
 
 
+def rows_with_the_wrong_counter(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for i in range(A.shape[0]):
+        for p in range(A.shape[1]):
+            C[i] += A[i, p] * B[i]                       # row i of B where row p belongs
+    return C
+
+
+def cols_mixing_rows_of_a(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for j in range(B.shape[1]):
+        for p in range(A.shape[1]):
+            C[:, j] += B[p, j] * A[p, :]                 # a row of A where column p belongs
+    return C
+
+
+def attention_returning_the_scores(Q, K, V):
+    Q, K, V = (np.asarray(a, float) for a in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights = e / e.sum(axis=-1, keepdims=True)
+    return weights @ V, scores                            # the scores where the weights belong
+
+
+def prefix_average_backwards(X):
+    X = np.asarray(X, float)
+    T = X.shape[-2]
+    W = np.tril(np.ones((T, T))) / np.arange(1, T + 1)[:, None]
+    return W.T @ X                                        # each token with the ones after it
+
+
+def row_scores_keys_first(X_rows, W_Q, W_K, W_V):
+    from fractions import Fraction
+    F = np.vectorize(Fraction, otypes=[object])
+    X, WQ, WK, WV = (F(np.asarray(a)) for a in (X_rows, W_Q, W_K, W_V))
+    Q, K, V = X @ WQ.T, X @ WK.T, X @ WV.T
+    S = K @ Q.T                                           # the column convention's layout
+    scaled = np.vectorize(lambda s: Fraction(s.numerator // (2 * s.denominator)), otypes=[object])(S)
+    P = np.vectorize(lambda s: Fraction(3) ** int(s), otypes=[object])(scaled)
+    A = P / P.sum(axis=1, keepdims=True)
+    return {"Q": Q, "K": K, "V": V, "scores": S, "scaled": scaled, "A": A, "Z": A @ V}
+
+
 @pytest.mark.parametrize("name, answer, words", [
     ("tiled_attention", tiled_skips_one_too_many, "the test for a tile wholly above the diagonal"),
     ("attention_one_pass", one_pass_never_divided, "the final division by the running sum"),
     ("matmul_outer", outer_from_one, "the loop over p started one step late"),
+    ("matmul_rows", rows_with_the_wrong_counter, "indexed `B` with the counter of another loop"),
+    ("matmul_cols", cols_mixing_rows_of_a, "took a row of `A` where it needs a column"),
+    ("scaled_dot_product_attention", attention_returning_the_scores,
+     "used the scores where it needs the weights"),
+    ("prefix_average", prefix_average_backwards, "were transposed (rows and columns swapped)"),
+    # a relation would say only that the result is transposed: the edit says which step
+    ("row_convention_attention", row_scores_keys_first, "the scores came out transposed"),
 ])
 def test_an_answer_with_one_edit_is_told_the_edit_and_the_site(name, answer, words):
     v = verdict(name, answer)
@@ -310,3 +362,51 @@ def test_wrapping_never_takes_a_message_over_the_line_limit():
     near = "\n".join(["line"] * (MESSAGE_LINES - 3) + ["word " * 60])
     assert len(wrapped(near).splitlines()) < MESSAGE_LINES or wrapped(near) == near
     assert wrapped(near) == near  # wrapped, it would run to 26 lines: shown as written
+
+
+def test_minus_infinity_is_read_in_every_spelling_and_a_value_is_named_by_its_site():
+    for text in ("-np.inf", "-math.inf", "-torch.inf", 'float("-inf")', "float('-Infinity')"):
+        assert rules._is_minus_inf(ast.parse(text, mode="eval").body), text
+    for text in ("np.inf", 'float("inf")', "0.0", "-1e9"):
+        assert not rules._is_minus_inf(ast.parse(text, mode="eval").body), text
+    fn = ast.parse(textwrap.dedent("""
+        def f(x):
+            # site: the scores
+            scores = x * 2
+            # site: the weights
+            weights = scores + 1
+            # site: the returned pair
+            return scores, weights
+    """)).body[0]
+    sites = {4: "the scores", 6: "the weights", 8: "the returned pair"}
+    known = rules.values(fn, sites)
+    assert known == {"scores": (4, "the scores"), "weights": (6, "the weights")}
+    returned = fn.body[-1].value.elts[1]
+    (edit,) = rules.value_edits(returned, 8, known)
+    message = edit.rule.message("the returned pair", edit.detail)
+    assert "used the scores where it needs the weights" in message and "`" not in message
+    # a value is never replaced by one computed after it
+    assert not list(rules.value_edits(fn.body[0].value.left, 4, known))
+
+
+def test_a_loop_counter_a_row_for_a_column_and_a_transpose_are_offered_where_they_fit():
+    fn = ast.parse(textwrap.dedent("""
+        def f(A, B):
+            for i in range(2):
+                for p in range(3):
+                    y = A[i, p] * B[p, :] + A[:, p] @ B
+    """)).body[0]
+    assert rules.counters(fn) == ("i", "p")
+    subs = [n for n in ast.walk(fn) if isinstance(n, ast.Subscript)]
+    counter = [ast.unparse(e.new) for n in subs for e in rules.counter_edits(n, ("i", "p"))]
+    assert {"A[p, p]", "A[i, i]", "B[i, :]", "A[:, i]"} <= set(counter)
+    flips = {ast.unparse(e.new): e.detail for n in subs for e in rules.expression_edits(n)
+             if e.rule is rules.ROW_COLUMN}
+    assert flips == {"B[:, p]": {"array": "`B`", "got": "column", "want": "row"},
+                     "A[p, :]": {"array": "`A`", "got": "row", "want": "column"}}
+    product = next(n for n in ast.walk(fn) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.MatMult))
+    added = [ast.unparse(e.new) for e in rules.expression_edits(product) if e.rule is rules.TRANSPOSED]
+    assert added == ["A[:, p].swapaxes(-1, -2) @ B", "A[:, p] @ B.swapaxes(-1, -2)"]
+    already = ast.parse("Q @ K.T", mode="eval").body
+    assert [ast.unparse(e.new) for e in rules.expression_edits(already) if e.rule is rules.TRANSPOSED] \
+        == ["Q.swapaxes(-1, -2) @ K.T"]

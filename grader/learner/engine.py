@@ -207,11 +207,12 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
 
 
 # Relations that say where or how the result differs but not what made it so: an edit of
-# the error model that behaves like the answer on every case is named before them. (NaN is
-# not one of them: it names the overflow or the 0/0 and the line that made it, which is
-# what a lesson's rule on large scores asks to be told.)
+# the error model that behaves like the answer on every case is named before them. (A
+# result "transposed" is one: the edit names the step that transposed it. NaN is not: it
+# names the overflow or the 0/0 and the line that made it, which is what a lesson's rule
+# on large scores asks to be told.)
 SAYS_ONLY_WHERE = frozenset({Found.PART, Found.PREFIX, Found.DEPENDS, Found.SHIFTED, Found.MISSES,
-                             Found.SEES, Found.IGNORES, Found.ORDER})
+                             Found.SEES, Found.IGNORES, Found.ORDER, Found.AXES})
 
 
 CONFIRMING = 2  # further failing cases a relation must also hold on, when there are any

@@ -347,10 +347,6 @@ LESSON.register(Exercise(
             "your function rejects a valid W. It checks that the columns of W sum to 1, but "
             "each row of W holds the weights of one mixture, so it is each row that must sum "
             "to 1 (the sums along the last axis)."),
-        Misconception(
-            "transposed weights", knob(ref._weighted_average, weights="Wᵀ"),
-            "you mixed with Wᵀ. Row i of W holds the weights of output row i, so the result "
-            "is W V (rows of V weighted by W[i]), not Wᵀ V."),
     ],
     bad_inputs=[
         _bad_weights([0.5, 0.25, 0.0], "row 0 of W sums to 0.75, not 1"),

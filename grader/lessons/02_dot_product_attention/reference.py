@@ -147,10 +147,13 @@ def _attention(Q, K, V, *, scores=attention_scores, weights_by=softmax, softmax_
     V = as_array(V, "V", min_ndim=2)
     _check_values(K, V)
     _batch_shape({"Q": Q, "K": K, "V": V})
-    # site: the product of the queries and the keys
-    weights = weights_by(scores(Q, K), axis=softmax_axis)
+    # site: the scores
+    S = scores(Q, K)
+    # site: the weights
+    weights = weights_by(S, axis=softmax_axis)
     # site: the mix of the values
     output = np.matmul(weights, _swap_last_two(V) if values_transposed else V)
+    # site: the returned output and weights
     return {"output, weights": (output, weights), "weights, output": (weights, output),
             "weights": weights, "output": output}[returns]
 

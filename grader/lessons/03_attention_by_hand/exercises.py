@@ -322,15 +322,8 @@ LESSON.register(
         "attention_by_hand", 304, attention_cases,
         [Misconception("row sums without keepdims", columns_with(normalise="rows", keepdims=False),
                        MSG_ROW_SUMS_BROADCAST),
-         Misconception("powers of the unscaled scores", columns_with(powers_of="scores"),
-                       MSG_UNSCALED_POWERS),
          Misconception("rounds instead of floor", columns_with(scaling="round(s/2)"), MSG_ROUND),
          Misconception("truncates toward zero", columns_with(scaling="int(s/2)"), MSG_TRUNCATE),
-         Misconception(
-             "Z = A V", columns_with(mix="A V"),
-             "you computed Z = A V, the row convention's order. With tokens as columns, V is "
-             "d_v×T and column j of Z mixes the columns of V (the value vectors) with the "
-             "weights in column j of A: Z = V A."),
          Misconception("Z = V Aᵀ", columns_with(mix="V Aᵀ"), MSG_V_AT)],
         [_bad("W_Q has 5 columns but X has 6 rows (features)", (6, 4), (3, 5), (3, 6), (3, 6)),
          _bad("W_Q gives 3-dimensional queries but W_K 2-dimensional keys",

@@ -161,14 +161,24 @@ def _steps(X, W_Q, W_K, W_V, *, given: str, tokens: str, scores: str, normalise:
                                             tokens_axis=1 if given == "X" else 0)
     X_columns = X if given == "X" else X.T
     if tokens == "columns":
-        Q, K, V = (_product(W, X_columns) for W in (W_Q, W_K, W_V))
+        # site: the queries
+        Q = _product(W_Q, X_columns)
+        # site: the keys
+        K = _product(W_K, X_columns)
+        # site: the values
+        V = _product(W_V, X_columns)
     else:
         # site: the queries, keys and values
         Q, K, V = (_product(X_columns.T, W.T) for W in (W_Q, W_K, W_V))
+    # site: the scores
     S = _evaluate(scores, K=K, Q=Q)
+    # site: the scaled scores
     scaled = _scaled(S, scaling=scaling)
+    # site: the weights A
     A = _softmax3(scaled if powers_of == "scaled" else S, normalise=normalise, keepdims=keepdims)
+    # site: the output Z
     Z = _evaluate(mix, V=V, A=A)
+    # site: the returned steps
     return {"Q": Q, "K": K, "V": V, "scores": S, "scaled": scaled, "A": A, "Z": Z}
 
 

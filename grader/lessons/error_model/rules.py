@@ -191,7 +191,27 @@ NO_COPY = _rule("copy left out",
                 "the original and stays there for the next ones",
                 lambda site: "Change a copy there.", 1)
 
-RULES = (RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+# A value the function computed earlier, used where another belongs: both are named by the
+# sites that compute them, never by the reference's variable names.
+OTHER_VALUE = _rule("another value used",
+                    lambda site, new, old: f"{site} used {new} where it needs {old}",
+                    lambda site, new, old: f"Use {old} there.", 3)
+COUNTER = _rule("another loop's counter",
+                lambda site, array: f"{site} indexed {array} with the counter of another loop",
+                lambda site, array: f"Check which loop's counter indexes {array} there.", 2)
+ROW_COLUMN = _rule("a row for a column",
+                   lambda site, array, got, want: f"{site} took a {got} of {array} where it needs a {want}",
+                   lambda site, array, got, want: f"Take a {want} of {array} there.", 2)
+# A value that comes out transposed is named before the edits that make it so (arguments
+# swapped, letters of an einsum in the other order): it says what the learner will see.
+WHOLE_TRANSPOSED = _rule("result transposed",
+                         lambda site: f"{site} came out transposed (rows and columns swapped)",
+                         lambda site: f"Check which axis of {site} holds what.", 1)
+TRANSPOSED = _rule("transpose added",
+                   lambda site, what: f"{what} of {site} were transposed (rows and columns swapped)",
+                   lambda site, what: f"Check which axis of {what} of {site} holds what.", 2)
+
+RULES = (OTHER_VALUE, COUNTER, ROW_COLUMN, TRANSPOSED, WHOLE_TRANSPOSED, RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -304,17 +324,31 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
                 call = copy.deepcopy(node)
                 call.args[i], call.args[i + 1] = call.args[i + 1], call.args[i]
                 yield Edit(SWAPPED, call, {"what": "arguments"})
+        named = [i for i, kw in enumerate(node.keywords) if kw.arg and isinstance(kw.value, ast.Name)]
+        for a, b in zip(named, named[1:]) if name not in NOT_OPERANDS else ():
+            call = copy.deepcopy(node)
+            call.keywords[a].value, call.keywords[b].value = call.keywords[b].value, call.keywords[a].value
+            yield Edit(SWAPPED, call, {"what": "operands"})
         last = node.args[-1] if node.args else None
-        if isinstance(last, ast.Name) and len(node.args) >= 2 and not method and name not in NOT_OPERANDS:
+        # (A private core's settings are no argument the learner has.)
+        private = name.startswith("_")
+        if isinstance(last, ast.Name) and len(node.args) >= 2 and not method and not private and \
+                name not in NOT_OPERANDS:
             call = copy.deepcopy(node)
             call.args = call.args[:-1]
             yield Edit(DEFAULT, call, {"word": last.id})
         for i, kw in enumerate(node.keywords):
             if kw.arg and kw.arg not in AXIS_WORDS and kw.arg not in ("keepdims", "dtype", "out") \
-                    and isinstance(kw.value, ast.Name) and kw.value.id == kw.arg:
+                    and isinstance(kw.value, ast.Name) and kw.value.id == kw.arg and not private:
                 call = copy.deepcopy(node)
                 del call.keywords[i]
                 yield Edit(DEFAULT, call, {"word": kw.arg})
+        if name == "matmul" and len(node.args) == 2 and not node.keywords:
+            def product(a, b, call=node):
+                out = copy.deepcopy(call)
+                out.args = [a, b]
+                return out
+            yield from _transposed_edits(node.args[0], node.args[1], product)
         if name in ("zeros", "zeros_like", "ones", "ones_like"):
             other = {"zeros": "ones", "ones": "zeros", "zeros_like": "ones_like", "ones_like": "zeros_like"}[name]
             call = copy.deepcopy(node)
@@ -347,6 +381,8 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         elif op is ast.MatMult:
             yield Edit(SWAPPED, ast.BinOp(node.right, ast.MatMult(), node.left), {"what": "operands"})
             yield Edit(ELEMENTWISE, ast.BinOp(node.left, ast.Mult(), node.right))
+            yield from _transposed_edits(node.left, node.right,
+                                         lambda a, b: ast.BinOp(a, ast.MatMult(), b))
         elif op is ast.Pow:
             yield Edit(SIGN, ast.BinOp(node.left, ast.Pow(), ast.UnaryOp(ast.USub(), node.right)))
     elif isinstance(node, ast.UnaryOp):
@@ -363,6 +399,14 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         yield Edit(NO_TRANSPOSE, node.value)
     elif isinstance(node, ast.Subscript):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        array = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "an array"
+        full = [isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for p in parts]
+        if len(parts) == 2 and full.count(True) == 1 and not any(isinstance(p, ast.Slice) for p, f in
+                                                                    zip(parts, full) if not f):
+            sub = copy.deepcopy(node)
+            sub.slice.elts.reverse()
+            got, want = ("column", "row") if full[1] else ("row", "column")
+            yield Edit(ROW_COLUMN, sub, {"array": array, "got": got, "want": want})
         if len(parts) == 2 and all(isinstance(p, ast.Name) for p in parts) and parts[0].id != parts[1].id:
             sub = copy.deepcopy(node)
             sub.slice.elts.reverse()
@@ -389,16 +433,44 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         yield Edit(START, ast.Constant(0.0), {"new": "0", "old": "minus infinity"})
 
 
-def start_edits(value: ast.expr) -> Iterator[Edit]:
-    """The edits of a value a name starts from (the whole right side of an assignment)."""
-    if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value in (0, 1):
+def start_edits(value: ast.expr, returned: bool = False) -> Iterator[Edit]:
+    """The edits of a value a name starts from or a function returns (the whole right side
+    of an assignment, or of a ``return``)."""
+    if isinstance(value, (ast.Call, ast.BinOp)):
+        yield Edit(WHOLE_TRANSPOSED, ast.Call(ast.Attribute(copy.deepcopy(value), "swapaxes", ast.Load()),
+                                              [_num(-1), _num(-2)], []))
+    if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value in (0, 1) \
+            and not returned:
         yield Edit(START, ast.Constant(type(value.value)(1 - value.value)),
                    {"new": f"{1 - value.value:g}", "old": f"{value.value:g}"})
 
 
 def _is_minus_inf(node) -> bool:
+    """``-np.inf``, ``-math.inf``, ``-torch.inf`` or ``float("-inf")``."""
+    if isinstance(node, ast.Call) and _called(node) == "float" and len(node.args) == 1:
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and \
+            arg.value.strip().lower() in ("-inf", "-infinity")
     return (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
             and isinstance(node.operand, ast.Attribute) and node.operand.attr == "inf")
+
+
+def _transposed_edits(left, right, make) -> Iterator[Edit]:
+    """A transpose (of the last two axes) added to one factor of a matrix product; a factor
+    already transposed is left to the rules that take a transpose out. (A value that comes
+    out transposed as a whole is :func:`start_edits`'s.)"""
+    def swapped(x):
+        return ast.Call(ast.Attribute(copy.deepcopy(x), "swapaxes", ast.Load()), [_num(-1), _num(-2)], [])
+
+    def transposed(x):
+        return (isinstance(x, ast.Attribute) and x.attr in ("T", "mT")) or _called(x) in TRANSPOSES
+
+    if not transposed(left):
+        yield Edit(TRANSPOSED, make(swapped(left), copy.deepcopy(right)), {"what": "the first factor"})
+    if not transposed(right):
+        yield Edit(TRANSPOSED, make(copy.deepcopy(left), swapped(right)), {"what": "the second factor"})
+
+
 
 
 # ----------------------------------------------------------------------------- statements
@@ -535,3 +607,51 @@ def constant_edits(node: ast.AST, numbers: dict[str, object]) -> Iterator[Edit]:
             yield Edit(START, ast.Constant(0.0), {"new": "0", "old": MINUS_INFINITY})
         else:
             yield Edit(CONSTANT, ast.Constant(value), {"word": node.id, "value": f"{value:g}"})
+
+
+def counters(fn: ast.FunctionDef) -> tuple[str, ...]:
+    """The names the loops of ``fn`` count with (``for i in ...``), in order."""
+    return tuple(dict.fromkeys(node.target.id for node in ast.walk(fn)
+                               if isinstance(node, ast.For) and isinstance(node.target, ast.Name)))
+
+
+def counter_edits(node: ast.AST, names: tuple[str, ...]) -> Iterator[Edit]:
+    """An index read with another loop's counter: ``B[i]`` where ``B[p]`` belongs."""
+    if not isinstance(node, ast.Subscript) or len(names) < 2:
+        return
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    array = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "an array"
+    for i, part in enumerate(parts):
+        if isinstance(part, ast.Name) and part.id in names:
+            for other in names:
+                if other != part.id:
+                    sub = copy.deepcopy(node)
+                    target = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else None
+                    if target is None:
+                        sub.slice = ast.Name(other, ast.Load())
+                    else:
+                        target[i] = ast.Name(other, ast.Load())
+                    yield Edit(COUNTER, sub, {"array": array})
+
+
+def values(fn: ast.FunctionDef, sites: dict[int, str]) -> dict[str, tuple[int, str]]:
+    """The names ``fn`` assigns first by a statement that is a site: each with that line
+    and the site's words, which name the value in a message (a name assigned again, as
+    the scores are when scaled and masked, keeps the words of its first site)."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for node in ast.walk(fn):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Name):
+                found.setdefault(t.id, []).append((node.lineno, sites.get(node.lineno, "")))
+    return {name: min(spots) for name, spots in found.items() if min(spots)[1]}
+
+
+def value_edits(node: ast.AST, line: int, known: dict[str, tuple[int, str]]) -> Iterator[Edit]:
+    """A value computed earlier read where another computed value belongs (:func:`values`)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in known:
+        old = known[node.id][1]
+        for other, (at, words) in known.items():
+            if other != node.id and at < line and words != old:
+                yield Edit(OTHER_VALUE, ast.Name(other, ast.Load()), {"new": words, "old": old})

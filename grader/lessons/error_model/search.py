@@ -18,8 +18,8 @@ import types
 from dataclasses import dataclass
 from functools import cache
 
-from .rules import (Edit, Rule, constant_edits, defaults, expression_edits, sibling_edits, siblings,
-                    start_edits, statement_edits)
+from .rules import (Edit, Rule, constant_edits, counter_edits, counters, defaults, expression_edits,
+                    sibling_edits, siblings, start_edits, statement_edits, value_edits, values)
 
 SITE = re.compile(r"^\s*#\s*site:\s*(?P<name>.+?)\s*$")
 
@@ -163,6 +163,7 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
         return []
     tree, sites, filename = found
     group, numbers = siblings(tree), defaults(tree)
+    loops, known = counters(tree), values(tree, sites)
     out = []
 
     def compiled(path, new):
@@ -185,11 +186,13 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
             stmt_path = body_path[:-1] + ((body_path[-1][0], i),)
             after = _site_of(body[i + 1], sites) if i + 1 < len(body) else None
             found_edits = [(body_path, e) for e in statement_edits(body, i, after)]
-            if isinstance(stmt, ast.Assign):
-                found_edits += [(stmt_path + (("value", None),), e) for e in start_edits(stmt.value)]
+            if isinstance(stmt, (ast.Assign, ast.Return)) and stmt.value is not None:
+                found_edits += [(stmt_path + (("value", None),), e)
+                                for e in start_edits(stmt.value, returned=isinstance(stmt, ast.Return))]
             found_edits += [(stmt_path + path, e) for node, path in list(_own_nodes(stmt))
                             for e in [*expression_edits(node), *sibling_edits(node, group),
-                                      *constant_edits(node, numbers)]]
+                                      *constant_edits(node, numbers), *counter_edits(node, loops),
+                                      *value_edits(node, stmt.lineno, known)]]
             found_edits += list(_inner_statement_edits(stmt, stmt_path))
             for path, edit in found_edits:
                 code = compiled(path, edit.new)
