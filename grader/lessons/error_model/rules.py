@@ -52,6 +52,7 @@ class Edit:
     rule: Rule
     new: object
     detail: dict = field(default_factory=dict)
+    twice: bool = False  # made at two sites alike (see :data:`TWICE`)
 
 
 def _cap(text: str) -> str:
@@ -202,6 +203,10 @@ COUNTER = _rule("another loop's counter",
 ROW_COLUMN = _rule("a row for a column",
                    lambda site, array, got, want: f"{site} took a {got} of {array} where it needs a {want}",
                    lambda site, array, got, want: f"Take a {want} of {array} there.", 2)
+ZERO_FOR_INF = _rule("0 for minus infinity",
+                     lambda site: f"{site} used 0 where it needs minus infinity",
+                     lambda site: "Use minus infinity there: after the exponential it gives "
+                     "exactly 0, where 0 gives 1.", 2)
 # A value that comes out transposed is named before the edits that make it so (arguments
 # swapped, letters of an einsum in the other order): it says what the learner will see.
 WHOLE_TRANSPOSED = _rule("result transposed",
@@ -211,7 +216,13 @@ TRANSPOSED = _rule("transpose added",
                    lambda site, what: f"{what} of {site} were transposed (rows and columns swapped)",
                    lambda site, what: f"Check which axis of {what} of {site} holds what.", 2)
 
-RULES = (OTHER_VALUE, COUNTER, ROW_COLUMN, TRANSPOSED, WHOLE_TRANSPOSED, RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+# The slips a learner makes the same way at two places at once (the queries and the keys
+# both turned without ``base``, both transposed with ``.T``): the error model also makes
+# each of them at every two sites of a function, as one mistake named by both sites.
+TWICE = frozenset({DEFAULT, CONSTANT, FULL_TRANSPOSE, NO_TRANSPOSE, WRAPPER, FLOOR_DIVISION, KEEPDIMS,
+                   SIGN, ZERO_FOR_INF, START})
+
+RULES = (OTHER_VALUE, COUNTER, ZERO_FOR_INF, ROW_COLUMN, TRANSPOSED, WHOLE_TRANSPOSED, RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -275,6 +286,9 @@ def _axis_edits(node: ast.Call) -> Iterator[Edit]:
 
 def expression_edits(node: ast.AST) -> Iterator[Edit]:
     """The edits every rule offers for one expression node."""
+    if _is_minus_inf(node):
+        yield Edit(ZERO_FOR_INF, ast.Constant(0.0))
+        return
     if isinstance(node, ast.Call):
         name = _called(node)
         yield from _axis_edits(node)
@@ -429,14 +443,14 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
                         setattr(target, end, ast.BinOp(copy.deepcopy(bound), ast.Add() if more else ast.Sub(),
                                                        ast.Constant(1)))
                         yield Edit(OFF_BY_ONE, sub, {"more": more})
-    elif _is_minus_inf(node):
-        yield Edit(START, ast.Constant(0.0), {"new": "0", "old": "minus infinity"})
 
 
 def start_edits(value: ast.expr, returned: bool = False) -> Iterator[Edit]:
     """The edits of a value a name starts from or a function returns (the whole right side
     of an assignment, or of a ``return``)."""
-    if isinstance(value, (ast.Call, ast.BinOp)):
+    if _is_minus_inf(value) and not returned:
+        yield Edit(START, ast.Constant(0.0), {"new": "0", "old": MINUS_INFINITY})
+    elif isinstance(value, (ast.Call, ast.BinOp)):
         yield Edit(WHOLE_TRANSPOSED, ast.Call(ast.Attribute(copy.deepcopy(value), "swapaxes", ast.Load()),
                                               [_num(-1), _num(-2)], []))
     if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value in (0, 1) \

@@ -18,7 +18,7 @@ import types
 from dataclasses import dataclass
 from functools import cache
 
-from .rules import (Edit, Rule, constant_edits, counter_edits, counters, defaults, expression_edits,
+from .rules import (TWICE, Edit, Rule, constant_edits, counter_edits, counters, defaults, expression_edits,
                     sibling_edits, siblings, start_edits, statement_edits, value_edits, values)
 
 SITE = re.compile(r"^\s*#\s*site:\s*(?P<name>.+?)\s*$")
@@ -34,6 +34,7 @@ class Mutant:
     detail: tuple
     impl: object
     where: str  # function and line, for the project's own reading ("_absorb:54")
+    twice: bool = False  # the same edit at two sites (``site`` names both)
 
     @property
     def message(self) -> str:
@@ -166,9 +167,10 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
     loops, known = counters(tree), values(tree, sites)
     out = []
 
-    def compiled(path, new):
-        old = _follow(tree, path)
-        _replace(tree, path, new)
+    def compiled(*changes):
+        olds = [(path, _follow(tree, path)) for path, _ in changes]
+        for path, new in changes:
+            _replace(tree, path, new)
         try:
             module = ast.fix_missing_locations(ast.Module(body=[tree], type_ignores=[]))
             return compile(module, filename, "exec", flags=__future__.annotations.compiler_flag,
@@ -176,7 +178,10 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
         except (SyntaxError, ValueError, TypeError):
             return None
         finally:
-            _replace(tree, path, old)
+            for path, old in reversed(olds):
+                _replace(tree, path, old)
+
+    twice = []  # (site, path, edit, line) of the edits a learner makes at two sites alike
 
     for body, body_path in list(_bodies(tree)):
         for i, stmt in enumerate(list(body)):
@@ -195,9 +200,18 @@ def edits_of(fn) -> list[tuple[str, Edit, types.CodeType, int]]:
                                       *value_edits(node, stmt.lineno, known)]]
             found_edits += list(_inner_statement_edits(stmt, stmt_path))
             for path, edit in found_edits:
-                code = compiled(path, edit.new)
+                code = compiled((path, edit.new))
                 if code is not None:
                     out.append((site, edit, code, stmt.lineno))
+                    if edit.rule in TWICE and path[:len(stmt_path)] == stmt_path:
+                        twice.append((site, path, edit, stmt.lineno))
+    for k, (site, path, edit, line) in enumerate(twice):
+        for other, other_path, other_edit, _ in twice[k + 1:]:
+            if other != site and other_edit.rule is edit.rule and other_edit.detail == edit.detail:
+                code = compiled((path, edit.new), (other_path, other_edit.new))
+                if code is not None:
+                    out.append((f"{site} and {other}", Edit(edit.rule, edit.new, edit.detail, twice=True),
+                                code, line))
     return out
 
 
@@ -257,5 +271,8 @@ def mutants(reference) -> list[Mutant]:
             continue  # compiled on its own, its super() has no class to look up
         for site, edit, code, line in edits_of(fn):
             out.append(Mutant(edit.rule, site, tuple(sorted(edit.detail.items())),
-                              _bound(fn, code, functions, reference), f"{fn.__name__}:{line}"))
-    return sorted(out, key=lambda m: m.rule.rank)
+                              _bound(fn, code, functions, reference), f"{fn.__name__}:{line}",
+                              edit.twice))
+    # One edit before the same edit made at two sites: the fewer changes that explain an
+    # answer, the likelier they are the learner's.
+    return sorted(out, key=lambda m: (m.twice, m.rule.rank))
