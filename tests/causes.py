@@ -36,6 +36,10 @@ SETS = {
     # left out, `=` for `+=`, `*` for `@`, swapped indices, a reduction over every axis and
     # two sites no case tells apart; never used to build anything
     "d": ("set_d_01_04.py", "set_d_05_08.py"),
+    # written by new writers while the rules for another computed value, another loop's
+    # counter, a row for a column, a transpose added, 0 for minus infinity and the same
+    # slip at two sites were built, and read only once those rules were done
+    "e": ("set_e_01_04.py", "set_e_05_08.py"),
 }
 VERDICTS = ("RIGHT", "VAGUE", "WRONG", "LEAK")
 JUDGED = HERE / "judged.json"
