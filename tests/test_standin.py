@@ -15,6 +15,8 @@ import types
 import numpy as np
 import pytest
 
+from grader.learner.prose import WIDTH
+
 from grader.course import CheckCall
 from grader.grading.notebook.bridge import Session
 from grader.grading.notebook.trusted import Checker
@@ -32,6 +34,11 @@ from test_bridge import FakeKernel
 ref = lesson_module("02_dot_product_attention", "reference")
 
 NOTE = "the reference's results stood in for"
+
+
+def flat(message: str) -> str:
+    """A message read as one line: its prose is wrapped at the width of a notebook's output."""
+    return " ".join(message.split())
 
 STUBS = """
 import numpy as np
@@ -139,14 +146,14 @@ def test_a_right_composite_passes_with_a_wrong_helper():
                           "def softmax(x, axis=-1):\n    return np.exp(x) / np.exp(x).sum()")
     ns = namespace(wrong, COMPOSITE)
     v = verdict("scaled_dot_product_attention", ns["scaled_dot_product_attention"])
-    assert v.passed and NOTE in v.message, v.message
+    assert v.passed and NOTE in flat(v.message), v.message
 
 
 def test_a_composite_with_its_own_bug_fails_with_its_own_message_and_the_note():
     ns = namespace(STUBS, SWAPPED)
     v = verdict("scaled_dot_product_attention", ns["scaled_dot_product_attention"])
     assert not v.passed
-    assert "Diagnosis:" in v.message and NOTE in v.message, v.message
+    assert "Diagnosis:" in v.message and NOTE in flat(v.message), v.message
     assert "not implemented" not in v.message
 
 
@@ -274,7 +281,7 @@ def test_each_solution_composite_passes_with_every_helper_a_stub(name, ex):
     for hidden in (False, True):
         v = verdict(name, ns[name], hidden=hidden)
         assert v.passed, v.message
-        assert NOTE in v.message, v.message
+        assert NOTE in flat(v.message), v.message
 
 
 # ----------------------------------------------------------------------------- the check at grading
@@ -291,7 +298,7 @@ def graded(source: str, hidden: bool):
 def test_at_grading_a_right_composite_earns_its_points_beside_a_stub_helper(hidden):
     v = graded(STUBS + COMPOSITE, hidden)
     assert v.passed, v.message
-    assert NOTE in v.message
+    assert NOTE in flat(v.message)
 
 
 @pytest.mark.parametrize("source", [STUBS + SWAPPED, STUBS + OVER_QUERIES, STUBS + READER],
@@ -318,6 +325,7 @@ def test_a_module_that_runs_a_failing_graded_part_stands_it_in_and_says_so():
     v = verdict("TinyTransformer", ns["TinyTransformer"])
     assert v.passed and v.stood_in == ("Block",), v.message
     assert "Your Block fails its own check, so the reference's results stood in" in v.message
+    assert all(len(line) <= WIDTH for line in v.message.splitlines()), v.message
 
 
 def test_a_part_no_stand_in_can_replace_is_named_first_and_said_to_be_so():

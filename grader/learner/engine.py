@@ -37,6 +37,7 @@ from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed
                         dependence, output_part, probe_cases, raises_by_axes, relations,
                         rescaled_match, reshaped_input, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
+from .prose import wrapped
 from .standin import MISMATCH
 from .work import Measured
 from .work import message as work_message
@@ -482,7 +483,7 @@ def judge(exp: Expectations, subject: Subject, *,
         return Verdict(False, fitted(lambda: _bad_input_message(exp, bad, case, outcome)))
     passed = success_line(info.name, cases, len(info.bad_inputs), exp.hidden)
     if set_aside:
-        return Verdict(True, f"{passed}\n  {_set_aside_note(set_aside)}", stood_in=tuple(set_aside))
+        return Verdict(True, wrapped(f"{passed}\n  {_set_aside_note(set_aside)}"), stood_in=tuple(set_aside))
     return Verdict(True, passed)
 
 
@@ -601,10 +602,10 @@ def _names(helpers: list[str]) -> str:
 
 def _set_aside_note(helpers: list[str]) -> str:
     if len(helpers) == 1:
-        return (f"(Your {helpers[0]} fails its own check, so the reference's results stood in "
-                f"for it wherever this function calls it: one mistake costs only its own points.)")
-    return (f"(Your {_names(helpers)} fail their own checks, so the reference's results stood in "
-            f"for them wherever this function calls them: one mistake costs only its own points.)")
+        return (f"Your {helpers[0]} fails its own check, so the reference's results stood in "
+                f"for it wherever this function calls it: one mistake costs only its own points.")
+    return (f"Your {_names(helpers)} fail their own checks, so the reference's results stood in "
+            f"for them wherever this function calls them: one mistake costs only its own points.")
 
 
 def _own_code_note(name: str, helpers: list[str]) -> str:
