@@ -850,6 +850,26 @@ def test_is_causal_catches_a_leak_from_one_middle_token_only():
     assert ref.is_causal(leaky, 4, 1, 7) is False
 
 
+def test_is_causal_that_starts_its_loop_at_1_is_caught_by_a_leak_into_the_first_output():
+    def from_one(attend, T, d, seed=0):
+        if not callable(attend):
+            raise ValueError("attend must be callable")
+        if T < 1 or d < 1:
+            raise ValueError("T and d must be positive")
+        rng = np.random.default_rng(seed)
+        X = rng.standard_normal((T, d))
+        before = attend(X)
+        for t in range(1, T):                    # output 0 is never tried alone
+            X_new = X.copy()
+            X_new[t + 1:] = rng.standard_normal((T - t - 1, d))
+            if not np.allclose(attend(X_new)[:t + 1], before[:t + 1]):
+                return False
+        return True
+
+    message = failure("is_causal", from_one)
+    assert "query 0 also sees key 1" in message, message
+
+
 @pytest.mark.parametrize(
     "call, message",
     [

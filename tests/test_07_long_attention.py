@@ -423,7 +423,8 @@ def decode_strictly_before(x_t, cache, W_q, W_k, W_v):
 
 
 @pytest.mark.parametrize("name, fn, mistake", [
-    ("online_softmax_stats", stats_sum_not_rescaled, "operand left out in the running sum's update"),
+    ("online_softmax_stats", stats_sum_not_rescaled,
+     "another value used in the factor that rescales what is kept so far"),
     ("online_softmax_stats", stats_max_from_zero,
      "initial value changed in the running maximum's starting value"),
     ("attention_one_pass", one_pass_output_not_rescaled,

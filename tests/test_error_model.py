@@ -146,7 +146,27 @@ def rope_scores_without_base(Q, K, positions_q, positions_k, base=10000.0):
     return q @ np.swapaxes(k, -1, -2) / np.sqrt(np.shape(Q)[-1])
 
 
+def stats_moving_the_maximum_first(blocks):
+    m, s = -np.inf, 0.0
+    for block in blocks:
+        block = np.asarray(block, float)
+        m = max(m, block.max())                  # the maximum moved on before the rescale
+        s = s * np.exp(m - m) + np.exp(block - m).sum()
+    return float(m), float(s)
+
+
+def outer_over_the_rows(A, B):
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    C = np.zeros((A.shape[0], B.shape[1]))
+    for p in range(A.shape[0]):                  # the rows of A, not its columns
+        C = C + A[:, p, None] * B[None, p, :]
+    return C
+
+
 @pytest.mark.parametrize("name, answer, words", [
+    ("online_softmax_stats", stats_moving_the_maximum_first,
+     "used the new running maximum where it needs `m`"),
+    ("matmul_outer", outer_over_the_rows, "read the length of axis 0 where it needs axis 1"),
     ("rope_scores", rope_scores_without_base,
      "the turned queries and the turned keys were not given `base`"),
     ("tiled_attention", tiled_skips_one_too_many, "the test for a tile wholly above the diagonal"),
@@ -404,13 +424,17 @@ def test_minus_infinity_is_read_in_every_spelling_and_a_value_is_named_by_its_si
     """)).body[0]
     sites = {4: "the scores", 6: "the weights", 8: "the returned pair"}
     known = rules.values(fn, sites)
-    assert known == {"scores": (4, "the scores"), "weights": (6, "the weights")}
+    assert known == {"scores": (4, "the scores"), "weights": (6, "the weights"), "x": (2, "`x`", True)}
     returned = fn.body[-1].value.elts[1]
     (edit,) = rules.value_edits(returned, 8, known)
     message = edit.rule.message("the returned pair", edit.detail)
     assert "used the scores where it needs the weights" in message and "`" not in message
+    # a parameter is replaced by a value computed before, never put in another's place; and
     # a value is never replaced by one computed after it
-    assert not list(rules.value_edits(fn.body[0].value.left, 4, known))
+    x = fn.body[0].value.left
+    assert [e.detail for e in rules.value_edits(x, 6, known)] == [{"new": "the scores", "old": "`x`"}]
+    assert not list(rules.value_edits(x, 4, known))
+    assert all(e.detail["new"] != "`x`" for e in rules.value_edits(returned, 8, known))
 
 
 def test_a_loop_counter_a_row_for_a_column_and_a_transpose_are_offered_where_they_fit():

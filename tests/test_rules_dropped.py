@@ -84,9 +84,9 @@ DROPPED = [  # lesson, exercise, the name it was catalogued by, its knob, the mu
     ('07', 'online_softmax_stats', 'maximum starts at 0',
      'stats(start=0.0)',
      "initial value changed in the running maximum's starting value"),
-    ('07', 'online_softmax_stats', 'sum not rescaled',
+    ('07', 'online_softmax_stats', 'sum not rescaled',  # both named: no case tells them apart
      'stats(rescale_sum=False)',
-     "operand left out in the running sum's update"),
+     "another value used in the factor that rescales what is kept so far"),
     ('07', 'tiled_attention', 'output not rescaled',
      'tiles(rescale_output=False)',
      "operand left out in the running output's update"),

@@ -149,6 +149,17 @@ def test_a_right_composite_passes_with_a_wrong_helper():
     assert v.passed and NOTE in flat(v.message), v.message
 
 
+def test_a_right_composite_says_what_its_failing_helpers_own_check_says():
+    wrong = STUBS.replace("def softmax(x, axis=-1):\n    raise NotImplementedError()",
+                          "def softmax(x, axis=-1):\n    e = np.exp(x - x.max(axis=axis, keepdims=True))\n    return e / e.sum(axis=axis)")
+    ns = namespace(wrong, COMPOSITE)
+    own = verdict("softmax", ns["softmax"])
+    said = " ".join(own.message.split("Diagnosis: ", 1)[1].split("\n\n", 1)[0].split())
+    v = verdict("scaled_dot_product_attention", ns["scaled_dot_product_attention"])
+    assert v.passed and f"softmax's own check says: {said}" in flat(v.message), v.message
+    assert all(len(line) <= WIDTH for line in v.message.splitlines()), v.message
+
+
 def test_a_composite_with_its_own_bug_fails_with_its_own_message_and_the_note():
     ns = namespace(STUBS, SWAPPED)
     v = verdict("scaled_dot_product_attention", ns["scaled_dot_product_attention"])

@@ -84,9 +84,20 @@ class _Helpers:
         helpers never set aside; None if the learner has no ``name``."""
         if name not in self.memo:
             self.memo[name] = self._judged(name)
-        return self.memo[name]
+        verdict = self.memo[name]
+        return verdict if verdict is None or isinstance(verdict, bool) else verdict.passed
 
-    def _judged(self, name: str) -> bool | None:
+    def helper_diagnosis(self, name: str) -> str:
+        """The diagnosis of the learner's ``name``'s own failing check, if it has one: what
+        the learner would read in that check's cell."""
+        self.helper_passes(name)
+        verdict = self.memo.get(name)
+        if not isinstance(verdict, Verdict) or verdict.passed:
+            return ""
+        found = verdict.message.split("Diagnosis: ", 1)
+        return " ".join(found[1].split("\n\n", 1)[0].split()) if len(found) == 2 else ""
+
+    def _judged(self, name: str) -> Verdict | bool | None:
         if self.expectations_of is None:
             return None
         try:
@@ -96,7 +107,7 @@ class _Helpers:
         helper = self.subject.helper(name, exp)
         if helper is None:
             return None
-        return judge(exp, helper, expectations_of=self.expectations_of, stand_ins=False).passed
+        return judge(exp, helper, expectations_of=self.expectations_of, stand_ins=False)
 
 
 # ----------------------------------------------------------------------------- diagnosis
@@ -213,7 +224,7 @@ def _wrong_value_message(exp, cmp, case, expected, outcome, diff: Difference, mi
 # names the overflow or the 0/0 and the line that made it, which is what a lesson's rule
 # on large scores asks to be told.)
 SAYS_ONLY_WHERE = frozenset({Found.PART, Found.PREFIX, Found.DEPENDS, Found.SHIFTED, Found.MISSES,
-                             Found.SEES, Found.IGNORES, Found.ORDER, Found.AXES})
+                             Found.MISSES_OWN, Found.SEES, Found.IGNORES, Found.ORDER, Found.AXES})
 
 
 CONFIRMING = 2  # further failing cases a relation must also hold on, when there are any
@@ -483,7 +494,10 @@ def judge(exp: Expectations, subject: Subject, *,
         return Verdict(False, fitted(lambda: _bad_input_message(exp, bad, case, outcome)))
     passed = success_line(info.name, cases, len(info.bad_inputs), exp.hidden)
     if set_aside:
-        return Verdict(True, wrapped(f"{passed}\n  {_set_aside_note(set_aside)}"), stood_in=tuple(set_aside))
+        said = [(h, getattr(subject, "helper_diagnosis", lambda _: "")(h)) for h in set_aside]
+        told = "".join(f" {h}'s own check says: {d}" for h, d in said if d)
+        return Verdict(True, wrapped(f"{passed}\n  {_set_aside_note(set_aside)}{told}"),
+                       stood_in=tuple(set_aside))
     return Verdict(True, passed)
 
 

@@ -394,12 +394,12 @@ def causal_cases(rng, hidden):
     chosen = [("identity", 1, 2), ("causal", 3, 2), ("full", 3, 2), ("first token", 3, 2),
               ("anti-causal", 3, 2), ("after softmax", 4, 3), ("one ahead", 4, 2),
               ("no diagonal", 4, 2), ("leaks into first", 5, 2), ("prefix average", 5, 3),
-              ("future's waves", 4, 2), ("leaks late", 4, 2)]
+              ("future's waves", 4, 2), ("leaks late", 4, 2), ("first sees next", 3, 2)]
     if hidden:
         chosen += [("causal -1e9", 4, 3), ("next token", 4, 1), ("mean", 3, 3), ("causal", 6, 4),
                    ("leaks into first", 6, 3), ("after softmax", 5, 2), ("identity", 5, 2),
                    ("first token", 6, 1), ("one ahead", 2, 3), ("full", 7, 2),
-                   ("future's waves", 6, 3), ("leaks late", 6, 2)]
+                   ("future's waves", 6, 3), ("leaks late", 6, 2), ("first sees next", 5, 2)]
     chosen.sort(key=lambda c: c[1])  # smallest T first: a fixture has no array to size a case
     return [Case((attend_fixture(kind), T, d, int(rng.integers(0, 1000))),
                  note="causal" if ATTENDS[kind][1] else "not causal") for kind, T, d in chosen]

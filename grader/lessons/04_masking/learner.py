@@ -72,6 +72,12 @@ def _leaks_into_first(T: int) -> np.ndarray:
     return allowed
 
 
+def _first_sees_next(T: int) -> np.ndarray:
+    allowed = _tril(T)
+    allowed[0, min(1, T - 1)] = True
+    return allowed
+
+
 def _leaks_late(T: int) -> np.ndarray:
     allowed = _tril(T)
     allowed[max(T - 2, 0), T - 1] = True
@@ -101,6 +107,8 @@ ATTENDS = {
                     lambda X: _masked(X, _tril(len(X), -1).T | np.eye(len(X), dtype=bool))),
     "leaks into first": ("causal self-attention, except that query 0 also sees key 2", False,
                          lambda X: _masked(X, _leaks_into_first(len(X)))),
+    "first sees next": ("causal self-attention, except that query 0 also sees key 1", False,
+                        lambda X: _masked(X, _first_sees_next(len(X)))),
     "leaks late": ("causal self-attention, except that query T - 2 also sees the last key", False,
                    lambda X: _masked(X, _leaks_late(len(X)))),
     "next token": ("output i is a copy of token i + 1", False,

@@ -203,6 +203,10 @@ COUNTER = _rule("another loop's counter",
 ROW_COLUMN = _rule("a row for a column",
                    lambda site, array, got, want: f"{site} took a {got} of {array} where it needs a {want}",
                    lambda site, array, got, want: f"Take a {want} of {array} there.", 2)
+LENGTH = _rule("another axis's length",
+               lambda site, new, old: f"{site} read the length of axis {new} where it needs "
+               f"axis {old}",
+               lambda site, new, old: f"Check which axis's length {site} reads.", 2)
 ZERO_FOR_INF = _rule("0 for minus infinity",
                      lambda site: f"{site} used 0 where it needs minus infinity",
                      lambda site: "Use minus infinity there: after the exponential it gives "
@@ -222,7 +226,7 @@ TRANSPOSED = _rule("transpose added",
 TWICE = frozenset({DEFAULT, CONSTANT, FULL_TRANSPOSE, NO_TRANSPOSE, WRAPPER, FLOOR_DIVISION, KEEPDIMS,
                    SIGN, ZERO_FOR_INF, START})
 
-RULES = (OTHER_VALUE, COUNTER, ZERO_FOR_INF, ROW_COLUMN, TRANSPOSED, WHOLE_TRANSPOSED, RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
+RULES = (OTHER_VALUE, COUNTER, ZERO_FOR_INF, LENGTH, ROW_COLUMN, TRANSPOSED, WHOLE_TRANSPOSED, RETURN_IN_LOOP, NO_COPY, OVERWRITE, ELEMENTWISE, INDICES, WHOLE, LEFT_OUT_STEP, OUT_OF_ORDER, CONSTANT, OTHER_WAY, FROM_ZERO, BREAK, SIBLING, AXIS, OFF_BY_ONE, FLOOR_DIVISION, MULTIPLIED, DIVIDED, SIGN, PLUS_MINUS, LEFT_OUT,
          WRAPPER, REDUCTION, KEEPDIMS, NO_TRANSPOSE, FULL_TRANSPOSE, SWAPPED, DEFAULT, INTO_LOOP,
          OUT_OF_LOOP, START, RETURN_ORDER, NEW_AXIS, BOUNDARY, TRIANGLE, INVERTED)
 
@@ -413,6 +417,14 @@ def expression_edits(node: ast.AST) -> Iterator[Edit]:
         yield Edit(NO_TRANSPOSE, node.value)
     elif isinstance(node, ast.Subscript):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if isinstance(node.value, ast.Attribute) and node.value.attr == "shape" and len(parts) == 1 \
+                and _int(parts[0]) is not None:
+            old = _int(parts[0])
+            for new in OTHER_AXES:
+                if new != old and (old < 0) == (new < 0):
+                    sub = copy.deepcopy(node)
+                    sub.slice = _num(new)
+                    yield Edit(LENGTH, sub, {"new": new, "old": old})
         array = f"`{node.value.id}`" if isinstance(node.value, ast.Name) else "an array"
         full = [isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for p in parts]
         if len(parts) == 2 and full.count(True) == 1 and not any(isinstance(p, ast.Slice) for p, f in
@@ -648,7 +660,7 @@ def counter_edits(node: ast.AST, names: tuple[str, ...]) -> Iterator[Edit]:
                     yield Edit(COUNTER, sub, {"array": array})
 
 
-def values(fn: ast.FunctionDef, sites: dict[int, str]) -> dict[str, tuple[int, str]]:
+def values(fn: ast.FunctionDef, sites: dict[int, str]) -> dict[str, tuple]:
     """The names ``fn`` assigns first by a statement that is a site: each with that line
     and the site's words, which name the value in a message (a name assigned again, as
     the scores are when scaled and masked, keeps the words of its first site)."""
@@ -659,13 +671,20 @@ def values(fn: ast.FunctionDef, sites: dict[int, str]) -> dict[str, tuple[int, s
         for t in targets:
             if isinstance(t, ast.Name):
                 found.setdefault(t.id, []).append((node.lineno, sites.get(node.lineno, "")))
-    return {name: min(spots) for name, spots in found.items() if min(spots)[1]}
+    known = {name: min(spots) for name, spots in found.items() if min(spots)[1]}
+    # A parameter is named as the learner's code names it; it is only ever the value
+    # replaced (by one the function computed), never put in another's place.
+    for arg in fn.args.args:  # (a private core's keyword-only settings are no value of the learner's)
+        if arg.arg not in known and arg.arg not in ("self", "cls"):
+            known[arg.arg] = (fn.lineno, f"`{arg.arg}`", True)
+    return known
 
 
-def value_edits(node: ast.AST, line: int, known: dict[str, tuple[int, str]]) -> Iterator[Edit]:
+def value_edits(node: ast.AST, line: int, known: dict[str, tuple]) -> Iterator[Edit]:
     """A value computed earlier read where another computed value belongs (:func:`values`)."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in known:
         old = known[node.id][1]
-        for other, (at, words) in known.items():
-            if other != node.id and at < line and words != old:
+        for other, (at, words, *parameter) in known.items():
+            if other != node.id and at < line and words != old and not parameter:
                 yield Edit(OTHER_VALUE, ast.Name(other, ast.Load()), {"new": words, "old": old})
+

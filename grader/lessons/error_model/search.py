@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from .rules import (TWICE, Edit, Rule, constant_edits, counter_edits, counters, defaults, expression_edits,
-                    sibling_edits, siblings, start_edits, statement_edits, value_edits, values)
+                    sibling_edits, siblings, start_edits, statement_edits, value_edits,
+                    values)
 
 SITE = re.compile(r"^\s*#\s*site:\s*(?P<name>.+?)\s*$")
 
