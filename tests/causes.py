@@ -40,6 +40,10 @@ SETS = {
     # counter, a row for a column, a transpose added, 0 for minus infinity and the same
     # slip at two sites were built, and read only once those rules were done
     "e": ("set_e_01_04.py", "set_e_05_08.py"),
+    # written by new writers after the rules for a parameter read where a computed value
+    # belongs, another axis's length, and a right composite that says what its failing
+    # helper's own check says; never used to build anything
+    "f": ("set_f_01_04.py", "set_f_05_08.py"),
 }
 VERDICTS = ("RIGHT", "VAGUE", "WRONG", "LEAK")
 JUDGED = HERE / "judged.json"
