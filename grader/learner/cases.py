@@ -287,7 +287,8 @@ class Verdict:
     message names (``grader.learner.relations``); ``raised_by``, the learner's helper
     whose error or missing code the message is about; ``stood_in``, the helpers whose
     reference results stood in for the learner's own; ``blamed``, the learner's graded
-    parts this one runs that fail their own checks, which the message names.
+    parts this one runs that fail their own checks, which the message names; ``cause``,
+    the words of its diagnosis, which another check's message may repeat.
     """
 
     passed: bool
@@ -297,6 +298,7 @@ class Verdict:
     raised_by: str = ""
     stood_in: tuple[str, ...] = ()
     blamed: tuple[str, ...] = ()
+    cause: str = ""
 
 
 @dataclass

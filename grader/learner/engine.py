@@ -94,8 +94,7 @@ class _Helpers:
         verdict = self.memo.get(name)
         if not isinstance(verdict, Verdict) or verdict.passed:
             return ""
-        found = verdict.message.split("Diagnosis: ", 1)
-        return " ".join(found[1].split("\n\n", 1)[0].split()) if len(found) == 2 else ""
+        return verdict.cause
 
     def _judged(self, name: str) -> Verdict | bool | None:
         if self.expectations_of is None:
@@ -525,7 +524,8 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
             return Verdict(False,
                            fitted(lambda: _error_message(exp, case, outcome, mistake, blame)),
                            mistake=mistake.name if mistake else "", raised_by=err.helper,
-                           blamed=blamed, relation=str(by_axes.kind) if by_axes else "")
+                           blamed=blamed, relation=str(by_axes.kind) if by_axes else "",
+                           cause=mistake.message if mistake else by_axes.text if by_axes else "")
         if outcome.mutated:
             return Verdict(False, fitted(lambda: _mutation_message(exp, case, outcome)))
         diff = cmp.differ(expected.value, outcome.value, case, against_reference=True)
@@ -541,10 +541,14 @@ def _first_failure(exp: Expectations, cmp: Comparison, cases: list[Case],
                     relation, first_bad = None, ""
             blamed = _culprits(exp.info, subject, set_aside)
             blame = _blame(exp.info.name, blamed)
+            cause = mistake.message if mistake is not None else \
+                f"{relation.text}{first_bad}" if relation is not None else \
+                f"{diff.text.rstrip('.')}." if diff.diagnoses else ""
             return Verdict(False, fitted(lambda: _wrong_value_message(
                 exp, cmp, case, expected, outcome, diff, mistake, relation, first_bad, blame)),
                            mistake=mistake.name if mistake else "",
-                           relation=str(relation.kind) if relation else "", blamed=blamed)
+                           relation=str(relation.kind) if relation else "", blamed=blamed,
+                           cause=" ".join(cause.split()))
     return None
 
 

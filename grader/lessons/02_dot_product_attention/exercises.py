@@ -92,7 +92,7 @@ LESSON.register(Exercise(
         Misconception("sum without keepdims", soft(keepdims=False),
                       "you divide by a sum taken without keepdims=True. The sum loses the axis, so "
                       "NumPy lines it up with the wrong axis when it broadcasts (or cannot line it "
-                      "up at all). Write `e.sum(axis=axis, keepdims=True)`."),
+                      "up at all). Keep the summed axis, with length 1."),
     ],
     bad_inputs=[
         BadInput(Case((np.float64(2.0),)), "x is a scalar: it has no axis to normalise over"),

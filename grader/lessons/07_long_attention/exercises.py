@@ -197,8 +197,8 @@ def one_pass_cases(rng, hidden):
          "large values: scores near -1000"),
         ((np.array([1.0]), 1000.0 + small_ints(rng, (5, 1)), small_ints(rng, (5, 2)), 2),
          "large values: scores near +1000"),
-        ((np.array([1.0]), np.array([[1000.0], [-1000.0], [999.0]]), np.array([[1.0], [2.0], [3.0]]), 1),
-         "large values: a block far below the maximum so far"),
+        ((np.array([1.0, 0.0, 0.0, 0.0]), np.array([[2000.0, 1, 0, 0], [-2000.0, 0, 1, 0], [1998.0, 0, 0, 1]]),
+          np.array([[1.0], [2.0], [3.0]]), 1), "large values: a block far below the maximum so far"),
         (qkv(7, 3, 2, normal) + (3,), "random values, blocks of 3")]
     if hidden:
         plans += [(qkv(t_k, 3, 4, normal, scale=2.0) + (block,), "random values")
