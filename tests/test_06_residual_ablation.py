@@ -698,6 +698,16 @@ def _last_layer_only(rows):
         r["similarity_init"] = [r["similarity_init"][-1]]
 
 
+def _init_after_training(rows):
+    for r in rows:
+        r["similarity_init"] = list(r["similarity_trained"])
+
+
+def _first_ten_losses(rows):
+    for r in rows:
+        r["final_loss"] = float(np.mean(r["losses"][:10]))
+
+
 def _different_start(rows):
     for r in rows[1::2]:
         r["similarity_init"][0] += 0.05
@@ -714,6 +724,9 @@ def _collapse_hidden(rows):
     (_same_runs, "are identical, so the residual flag changes nothing"),
     (_flags_reversed, "row 0 is depth=1, residual=False; expected depth=1, residual=True"),
     (_last_loss, "but the mean of its last 10 losses is"),
+    (_last_loss, ": it is the last loss alone (losses[-1])"),
+    (_first_ten_losses, ": it is the mean of the first 10"),
+    (_init_after_training, "it was measured after training"),
     (_no_trained_similarity, "has no key 'similarity_trained'"),
     (_trained_before_training, "has similarity_trained equal to its similarity_init, but"),
     (_last_layer_only, "has similarity_init of length 1; a 1-layer model has 2 streams"),
@@ -761,7 +774,7 @@ def test_a_wrong_sweep_shows_the_functions_arguments_and_labels_each_similarity(
     inputs = message.split("Expected:", 1)[0]
     # The input is the call run_ablation(depths, steps, seed), nothing else.
     assert "  depths (a Python list) =\n    [1, 4]" in inputs
-    assert "  steps = 30" in inputs and "  seed = 0" in inputs
+    assert "  steps = 30" in inputs and "  seed = 2" in inputs
     assert "seeds" not in inputs
     assert "depth  residual  final loss  similarity at init: embeddings  last layer" in message
     assert re.search(r"the token similarity after the last layer, at init, is \d\.\d{3} without "
@@ -967,11 +980,11 @@ def test_train_rejects_bad_steps_and_seeds(steps, seed):
 @pytest.fixture(scope="module")
 def sweep():
     with quiet(), one_thread():
-        return {seed: reference_rows([1, 4], 30, seed) for seed in (0, 3)}
+        return {seed: reference_rows([1, 4], 30, seed) for seed in (2, 3)}
 
 
 def test_run_ablation_rows(sweep):
-    rows = sweep[0]
+    rows = sweep[2]
     runs = [(r["depth"], r["residual"]) for r in rows]
     assert runs == [(1, True), (1, False), (4, True), (4, False)]
     for r in rows:
@@ -992,8 +1005,8 @@ def test_run_ablation_shows_the_effect_for_every_seed(sweep):
 
 def test_run_ablation_is_reproducible(sweep):
     with quiet():
-        again = ref.run_ablation([1], 30, 0)
-    assert again == sweep[0][:2]
+        again = ref.run_ablation([1], 30, 2)
+    assert again == sweep[2][:2]
 
 
 @pytest.mark.parametrize("depths, steps, seed", [([], 5, 0), ([0], 5, 0), ([2], 0, 0),

@@ -241,8 +241,13 @@ class Ablation(Comparison):
         final = number(row["final_loss"])
         want = float(np.mean(values[-last:]))
         if final is None or not math.isclose(final, want, rel_tol=1e-6, abs_tol=1e-9):
+            said = {"the last loss alone (losses[-1])": values[-1],
+                    f"the mean of the first {last}": float(np.mean(values[:last])),
+                    "the mean of every loss": float(np.mean(values))}
+            what = next((f": it is {words}" for words, v in said.items()
+                         if final is not None and math.isclose(final, v, rel_tol=1e-6, abs_tol=1e-9)), "")
             return (f"has final_loss {row['final_loss']!r}, but the mean of its last {last} "
-                    f"losses is {want:.6g}")
+                    f"losses is {want:.6g}{what}")
         for key in ("similarity_init", "similarity_trained"):
             sims = row[key]
             if not isinstance(sims, (list, tuple)) or len(sims) != depth + 1:
@@ -261,6 +266,13 @@ class Ablation(Comparison):
         s_with = [number(v) for v in with_skips["similarity_init"]]
         s_without = [number(v) for v in without["similarity_init"]]
         if not math.isclose(s_with[0], s_without[0], rel_tol=1e-6, abs_tol=1e-9):
+            for row in pair:  # the start differs because it was measured after training
+                if [number(v) for v in row["similarity_init"]] == \
+                        [number(v) for v in row["similarity_trained"]]:
+                    return (f"depth {depth}, residual={row['residual']}: similarity_init is "
+                            f"similarity_trained, stream for stream, and the two models' starts "
+                            f"differ: it was measured after training. Measure it right after "
+                            f"building the model, before `train`")
             return (f"depth {depth}: the two models start from different weights: the token "
                     f"similarity of their embeddings (before any block) is {s_with[0]:.4f} with "
                     f"residuals and {s_without[0]:.4f} without. Seed torch's random generator with "
