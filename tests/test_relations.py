@@ -506,3 +506,19 @@ def test_a_large_result_is_searched_only_for_what_is_cheap_to_find():
     assert kind(big, big * 3)[0] == "scale"
     small = big[:8]
     assert kind(small, np.roll(small, 3, axis=0))[0] == "reordered"
+
+
+def test_a_substitution_is_never_named_where_the_two_arguments_are_equal_on_the_case_shown():
+    """decode_step with its softmax over the new tokens (axis 0): on the smallest case W_q
+    and W_k are both [[1.]], so W_k in W_q's place cannot be why it goes wrong there, though
+    that swap happens to give the answer's result on a later case."""
+    import causes
+    from heldout import judge as judge_answer
+
+    answer = next(w for w in causes.answers("f") if w.id == "f-07-decode-softmax-axis0")
+    with np.errstate(all="ignore"):
+        verdict = judge_answer(answer)
+    assert not verdict.passed
+    assert "passed in the place of" not in verdict.message, verdict.message
+    shown = verdict.message.split("Smallest input", 1)[1]
+    assert "W_q = [[1.]]" in shown and "W_k = [[1.]]" in shown, verdict.message

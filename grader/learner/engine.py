@@ -35,7 +35,7 @@ from .wording import (case_title, describe_input, fitted, fmt_value, labelled, n
                        shows_values, success_line)
 from .relations import (FIRST_BAD_NUMBER, Found, Relation, across_cases, changed_positions,
                         dependence, output_part, probe_cases, raises_by_axes, relations,
-                        rescaled_match, reshaped_input, substituted)
+                        rescaled_match, reshaped_input, Substitution, substituted)
 from .shortcuts import Finding, missing_required_message, shortcut_message
 from .prose import wrapped
 from .standin import MISMATCH
@@ -283,14 +283,47 @@ def _failing(exp: Expectations, cmp: Comparison, outcomes: list[Outcome],
 def _substituted(exp: Expectations, outcomes: list[Outcome], failing: int) -> Relation | None:
     """The substitution (``Case.meta.swaps``) the answer's result matches, on the
     failing case or a later probed case (a transposition needs a square input, which the
-    smallest case may not have)."""
+    smallest case may not have), and on every other case it was recorded for."""
+    def gives(swap, j) -> bool | None:
+        """Whether the substitution ``swap`` gives the answer's result on case ``j`` (None:
+        not recorded there)."""
+        for recorded in exp.cases[j].meta.swaps or ():
+            if tuple(recorded[:3]) == tuple(swap[:3]):
+                return outcomes[j].error is None and \
+                    substituted([recorded], outcomes[j].value, exp.cases[j].tol) is not None
+        return None
+
     for i in range(failing, len(exp.cases)):
         swaps, outcome = exp.cases[i].meta.swaps, outcomes[i]
-        if swaps and outcome.error is None:
-            found = substituted(swaps, outcome.value, exp.cases[i].tol)
-            if found is not None:
-                return found
+        if not swaps or outcome.error is not None:
+            continue
+        for swap in swaps:
+            found = substituted([swap], outcome.value, exp.cases[i].tol)
+            if found is None:
+                continue
+            # It must explain the case shown: two arguments equal there swap to the same
+            # result, so a swap of them cannot be why that case goes wrong; and it must give
+            # the answer's result on every other case it was recorded for.
+            if swap[0] == Substitution.SWAP and gives(swap, failing) is None and \
+                    _equal_there(exp.cases[failing], swap[1], swap[2]):
+                continue
+            if any(gives(swap, j) is False for j in range(len(exp.cases)) if j != i):
+                continue
+            return found
     return None
+
+
+def _equal_there(case, a: str, b: str) -> bool:
+    """Whether the arguments named ``a`` and ``b`` hold the same array on ``case``."""
+    names = case.names or ()
+    if a not in names or b not in names:
+        return False
+    i, j = names.index(a), names.index(b)
+    if max(i, j) >= len(case.args):
+        return False
+    x, y = to_numpy(case.args[i]), to_numpy(case.args[j])
+    return isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.shape == y.shape and \
+        bool(np.array_equal(x, y))
 
 
 def _probed(exp: Expectations, subject: Subject, outcomes: list[Outcome],
