@@ -497,8 +497,6 @@ def _transposed_edits(left, right, make) -> Iterator[Edit]:
         yield Edit(TRANSPOSED, make(copy.deepcopy(left), swapped(right)), {"what": "the second factor"})
 
 
-
-
 # ----------------------------------------------------------------------------- statements
 
 SIMPLE = (ast.Assign, ast.AugAssign, ast.Expr)
@@ -663,7 +661,8 @@ def counter_edits(node: ast.AST, names: tuple[str, ...]) -> Iterator[Edit]:
 def values(fn: ast.FunctionDef, sites: dict[int, str]) -> dict[str, tuple]:
     """The names ``fn`` assigns first by a statement that is a site: each with that line
     and the site's words, which name the value in a message (a name assigned again, as
-    the scores are when scaled and masked, keeps the words of its first site)."""
+    the scores are when scaled and masked, keeps the words of its first site); and its
+    positional parameters, with their own names as the words and a third item, True."""
     found: dict[str, list[tuple[int, str]]] = {}
     for node in ast.walk(fn):
         targets = node.targets if isinstance(node, ast.Assign) else \
