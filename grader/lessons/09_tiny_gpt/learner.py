@@ -1,0 +1,110 @@
+"""The learner's side of lesson 09 (shipped in the kit).
+
+Fixtures:
+
+* ``counting_lm``: a tiny language model for ``generate``, made of tables, not of any
+  answer: the logits at position t are the row of the current token, a quarter of the sum
+  of the rows of every token so far, and a row for the position. Every entry is a multiple
+  of 1/16, so the sums are exact, and the model gives the same logits with a cache (a
+  list that its forward fills with the running sum and the number of positions) as
+  without one. Fed more than the new token with a non-empty cache, it places the tokens
+  after the cached ones, as a real model does, and its logits then differ.
+* ``generator``: a ``torch.Generator`` seeded with ``seed``.
+
+Driver: ``gpt_run``, the module driver of ``GPT``: the model built with the case's weights
+and called on the tokens; with ``prefix`` set, fed through a cache instead: the first
+``prefix`` tokens in one call, then one token per call, and the logits of all the calls
+joined along the positions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ...learner.drivers import Module, build_module
+from ...learner.fixtures import materialise
+from ...learner.plugins import LESSONS
+
+LESSON = LESSONS.of(__name__)  # what this folder adds registers through it
+
+MAX_POSITIONS = 64
+
+
+def counting_lm(vocab_size: int, seed: int):
+    """The ``counting_lm`` fixture's model (see the module's docstring)."""
+    import torch
+    from torch import nn
+
+    class CountingLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            g = torch.Generator().manual_seed(seed)
+            draw = lambda *shape: torch.randint(-8, 9, shape, generator=g).double() / 4
+            self.vocab_size = vocab_size
+            self.rows = draw(vocab_size, vocab_size)
+            self.position_rows = draw(MAX_POSITIONS, vocab_size)
+
+        def forward(self, tokens, cache=None):
+            if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2:
+                raise ValueError(f"the model takes tokens [B, T], got "
+                                 f"{getattr(tokens, 'shape', type(tokens).__name__)}")
+            tokens = tokens.long()
+            B, T = tokens.shape
+            start, before = 0, torch.zeros(B, self.vocab_size, dtype=torch.float64)
+            if cache is not None:
+                if not isinstance(cache, list):
+                    raise ValueError(f"the cache must be a list (empty at first), got "
+                                     f"{type(cache).__name__}")
+                if cache:
+                    start, before = cache[0]["positions"], cache[0]["sum"]
+            if start + T > MAX_POSITIONS:
+                raise ValueError(f"positions {start}..{start + T - 1} go past the model's "
+                                 f"{MAX_POSITIONS}")
+            own = self.rows[tokens]                                  # [B, T, V]
+            sums = before[:, None, :] + own.cumsum(dim=1)
+            logits = own + sums / 4 + self.position_rows[start:start + T]
+            if cache is not None:
+                cache[:] = [{"positions": start + T, "sum": sums[:, -1]}]
+            return logits
+
+    return CountingLM()
+
+
+@LESSON.fixture("counting_lm")
+def _counting_lm(vocab_size: int, seed: int):
+    return counting_lm(vocab_size, seed)
+
+
+@LESSON.fixture("generator")
+def _generator(seed: int):
+    import torch
+
+    return torch.Generator().manual_seed(seed)
+
+
+@LESSON.driver
+@dataclass(frozen=True)
+class GPTRun(Module):
+    """The module driver, with a cached run when the case's kwargs hold ``prefix``."""
+
+    kind: ClassVar[str] = "gpt_run"
+
+    def run(self, answer, data, namespace):
+        import torch
+
+        kwargs = materialise(data["kwargs"], namespace)
+        prefix = kwargs.get("prefix")
+        if prefix is None:
+            return super().run(answer, data, namespace)
+        obj = build_module(answer, data)
+        if isinstance(obj, dict):
+            return obj
+        tokens = materialise(data["args"], namespace)[0]
+        cache: list = []
+        with torch.no_grad():
+            pieces = [obj(tokens[:, :prefix], cache=cache)]
+            for t in range(prefix, tokens.shape[1]):
+                pieces.append(obj(tokens[:, t:t + 1], cache=cache))
+        if not all(isinstance(p, torch.Tensor) for p in pieces):
+            return {"output": pieces[0]}
+        return {"output": torch.cat(pieces, dim=1)}
