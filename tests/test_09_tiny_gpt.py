@@ -658,6 +658,8 @@ BREAKS = {
     ("GPT", "Keep the layers as they are, with their names"):
         learner(PARTS, edited(edited(MODEL, "self.head = nn.Linear", "self.out = nn.Linear"),
                               "return self.head(", "return self.out("))["GPT"],
+    ("GPT", "Keep each layer's attention weights in `self.weights`"):
+        learner(PARTS, edited(MODEL, "self.weights.append(w.detach())", "pass"))["GPT"],
     ("generate", "each drawn with `torch.multinomial(next_token_probs(...), 1, "
                  "generator=generator)`"): generate_with_argmax,
     ("generate", "it returns exactly what the same call without a cache returns"):

@@ -43,8 +43,11 @@ pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
 WIDGET_LESSON = "02_dot_product_attention"
 WIDGET_LABEL = re.compile(r"temperature|scale", re.IGNORECASE)
-# The lesson run in the browser: the one with the attention widget, once it exists.
-LESSON = WIDGET_LESSON if source_notebook(WIDGET_LESSON, ROOT).exists() else "01_matmul_views"
+# The lesson run in the browser: the one with the attention widget, once it exists; or the
+# lesson BROWSER_LESSON names, for a run of any other lesson by hand
+# (BROWSER_LESSON=09_tiny_gpt .venv/bin/python -m pytest tests/test_browser.py).
+LESSON = os.environ.get("BROWSER_LESSON") or (
+    WIDGET_LESSON if source_notebook(WIDGET_LESSON, ROOT).exists() else "01_matmul_views")
 # Until lesson 02 exists, the widget path is tested on a throwaway notebook in the copy.
 WIDGET_DEMO = "widget_demo/widget_demo.ipynb"
 WIDGET_NOTEBOOK = (f"solutions/{LESSON}/{LESSON}.ipynb" if LESSON == WIDGET_LESSON

@@ -174,6 +174,10 @@ def _random_state(build, seed: int) -> dict | None:
     return state
 
 
+# The parameters whose gradients a plain run compares: through the embeddings, the turned
+# queries and keys, the values and the head.
+GRADIENTS = ["tok_emb.weight", "blocks.0.w_q.weight", "blocks.0.w_k.weight",
+             "blocks.0.w_v.weight", "head.weight"]
 SIZE_NAMES = ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len")
 
 
@@ -186,9 +190,10 @@ def gpt_case(rng, sizes: tuple, rope: bool, tokens, note: str, prefix=None) -> C
     if prefix is not None:
         describe += (f", fed through a cache: the first {prefix} token"
                      f"{'s' if prefix > 1 else ''} in one call, then one token per call")
+    grads = None if prefix is not None or state is None else {"item": 0, "params": GRADIENTS}
     return Case((tokens,), {} if prefix is None else {"prefix": prefix}, note=note, build=Build(
         args=list(sizes), kwargs={"rope": rope}, dtype="float64", state=state, label="model",
-        describe=describe))
+        describe=describe, grads=grads))
 
 
 def gpt_cases(rng, hidden):
@@ -249,7 +254,10 @@ def _bad_gpt(sizes, tokens, why) -> BadInput:
 gpt = functools.partial(knob, ref._GPT)
 LESSON.register(Exercise(
     name="GPT", reference=ref.GPT, cases=gpt_cases, calls=gpt_calls,
-    uses=("KVCache",), driver=GPTRun(threads=1), compare=ModuleOutcome(), arg_names=("tokens",),
+    uses=("KVCache",), driver=GPTRun(threads=1),
+    compare=ModuleOutcome(items=[[0, "the logits (item 0): "],
+                         [1, "the attention weights kept in self.weights (item 1): "]]),
+    arg_names=("tokens",), outputs=("logits", "attention weights kept in self.weights"),
     seed=903,
     misconceptions=[
         Misconception("cached tokens placed at position 0",
@@ -270,7 +278,9 @@ LESSON.register(Exercise(
           "stream, then the MLP on ln2 added too; finally ln_f and the head. With a cache, the "
           "new tokens' positions start at len(cache[0])."),
     stated=(Stated("Keep the layers as they are, with their names", VALUES,
-                   "does not have the layers the exercise asks for"),),
+                   "does not have the layers the exercise asks for"),
+            Stated("Keep each layer's attention weights in `self.weights`", VALUES,
+                   "self.weights")),
 ))
 
 

@@ -12,9 +12,10 @@ Fixtures:
 * ``generator``: a ``torch.Generator`` seeded with ``seed``.
 
 Driver: ``gpt_run``, the module driver of ``GPT``: the model built with the case's weights
-and called on the tokens; with ``prefix`` set, fed through a cache instead: the first
-``prefix`` tokens in one call, then one token per call, and the logits of all the calls
-joined along the positions.
+and called on the tokens, its outcome the pair (logits, the attention weights it kept in
+``self.weights``); with ``prefix`` set, fed through a cache instead: the first ``prefix``
+tokens in one call, then one token per call, its outcome the logits of all the calls
+joined along the positions and the weights kept by the last call.
 """
 from __future__ import annotations
 
@@ -95,7 +96,17 @@ class GPTRun(Module):
         kwargs = materialise(data["kwargs"], namespace)
         prefix = kwargs.get("prefix")
         if prefix is None:
-            return super().run(answer, data, namespace)
+            built = []
+
+            def made(*args, **kwargs):  # the answer's constructor, each model it builds noted
+                model = answer(*args, **kwargs)
+                built.append(model)
+                return model
+
+            result = super().run(made, data, namespace)
+            if isinstance(result, dict) and "output" in result and built:
+                result["output"] = (result["output"], kept_weights(built[-1]))
+            return result
         obj = build_module(answer, data)
         if isinstance(obj, dict):
             return obj
@@ -106,5 +117,14 @@ class GPTRun(Module):
             for t in range(prefix, tokens.shape[1]):
                 pieces.append(obj(tokens[:, t:t + 1], cache=cache))
         if not all(isinstance(p, torch.Tensor) for p in pieces):
-            return {"output": pieces[0]}
-        return {"output": torch.cat(pieces, dim=1)}
+            return {"output": (pieces[0], kept_weights(obj))}
+        return {"output": (torch.cat(pieces, dim=1), kept_weights(obj))}
+
+
+def kept_weights(model):
+    """What ``model.weights`` holds (a list of tensors, one per layer, as asked), or a note
+    of what is there instead."""
+    weights = getattr(model, "weights", None)
+    if isinstance(weights, (list, tuple)):
+        return [w.detach() if hasattr(w, "detach") else w for w in weights]
+    return f"no list in self.weights ({type(weights).__name__})"
