@@ -10,8 +10,9 @@ any of them. This module holds what the notebook and the checks share:
   (size, then texture, then colour), some adjectives go only with some nouns (only animals
   are fluffy, only things are wooden), and the verb depends on the subject. A model that
   predicts the next word well has to look back at the adjectives and nouns before it.
-* ``RepeatTask``: random token sequences repeated once, the task on which an induction head
-  forms (the second copy is predictable only by finding the earlier copy).
+* ``RepeatTask``: random token sequences whose beginning is repeated once, with a period
+  that changes from sequence to sequence, the task on which an induction head forms (the
+  copy is predictable only by finding the earlier copy).
 * the bridges between torch and the NumPy parts of lessons 07 and 08: ``rope_matrices``
   reads the turn your ``rope`` makes at each position off its action on the unit vectors,
   as a stack of ``d x d`` matrices that torch can multiply (so gradients flow);
@@ -171,18 +172,41 @@ def windows(stream: torch.Tensor, length: int, batch_size: int,
 
 @dataclass(frozen=True)
 class RepeatTask:
-    """Random sequences of ``period`` tokens, each followed by itself once: [batch, 2 *
-    period]. The first copy cannot be predicted; every token of the second copy can, by
-    finding the earlier copy of the current token and reading the token after it."""
+    """Sequences of ``length`` random tokens in which the first ``period`` tokens come again
+    right after themselves, with ``period`` drawn for each sequence from ``shortest`` to
+    ``longest``: [batch, length]. Before the copy nothing can be predicted; every token of
+    the copy can, by finding the earlier copy of the current token and reading the token
+    after it. The period changes from one sequence to the next, so no fixed offset finds
+    that token: only its content does."""
 
     vocab_size: int = 16
-    period: int = 12
+    length: int = 24
+    shortest: int = 4
+    longest: int = 12
     batch_size: int = 32
 
     def sample(self, generator: torch.Generator) -> torch.Tensor:
-        first = torch.randint(0, self.vocab_size, (self.batch_size, self.period),
-                              generator=generator)
+        tokens = torch.randint(0, self.vocab_size, (self.batch_size, self.length),
+                               generator=generator)
+        periods = torch.randint(self.shortest, self.longest + 1, (self.batch_size,),
+                                generator=generator)
+        for row, period in zip(tokens, periods.tolist()):
+            row[period:2 * period] = row[:period]
+        return tokens
+
+    def probe(self, period: int, seed: int = 99) -> torch.Tensor:
+        """A fixed batch whose first ``period`` tokens repeat once: [batch, 2 * period]."""
+        first = torch.randint(0, self.vocab_size, (self.batch_size, period),
+                              generator=torch.Generator().manual_seed(seed))
         return torch.cat([first, first], dim=1)
+
+    def floor(self) -> float:
+        """The lowest mean next-token loss any model can reach: ln V on every prediction
+        whose target is random, 0 on the period - 1 targets inside the copy that follow a
+        predicted token, averaged over the periods."""
+        n = self.length - 1
+        periods = range(self.shortest, self.longest + 1)
+        return float(np.mean([(n - (p - 1)) / n for p in periods]) * math.log(self.vocab_size))
 
 
 # ----------------------------------------------------------------------------- the bridges
@@ -351,7 +375,7 @@ def budget() -> Budget:
     """The notebook's training budget: full, or reduced while nbgrader runs it."""
     if grading():
         return Budget(60, 60, "reduced (nbgrader is running the notebook)")
-    return Budget(600, 300, "full")
+    return Budget(400, 600, "full")
 
 
 def train_lm(model, batches, steps: int, loss_fn, lr: float = 3e-3, seed: int = 0,
