@@ -20,7 +20,8 @@ import math
 
 import numpy as np
 
-# Positive data whose largest value is this many times its smallest wants a log axis.
+# Positive values (of lines, markers or areas) whose largest is 10 ** DECADES times their
+# smallest want a log axis.
 DECADES = 3
 
 
@@ -45,10 +46,11 @@ def _value_range(values) -> list[float] | None:
 
 
 def _data_values(ax):
-    """The x and y values of what ``ax`` plots: lines, markers, bars and filled areas
-    (images and text have no data range)."""
+    """The x and y values of what ``ax`` plots as lines, markers and filled areas. Not
+    bars: a bar's length is read from zero, which a log axis does not have (weights of
+    0.00003 and 0.997 are rightly bars of nothing and of nearly everything); not images
+    or text, which have no range."""
     from matplotlib.collections import PathCollection, PolyCollection
-    from matplotlib.patches import Rectangle
 
     xs, ys = [], []
     for line in ax.lines:
@@ -68,22 +70,7 @@ def _data_values(ax):
             for path in coll.get_paths():
                 xs.append(path.vertices[:, 0])
                 ys.append(path.vertices[:, 1])
-    for patch in ax.patches:
-        # A bar: its far end is the value; its base (0 on a linear axis) is not data.
-        if isinstance(patch, Rectangle) and patch.get_visible() and patch.get_data_transform() == ax.transData:
-            x, y, w, h = patch.get_x(), patch.get_y(), patch.get_width(), patch.get_height()
-            if _in_barh(ax, patch):
-                xs.append(np.array([x + w]))
-            else:
-                ys.append(np.array([y + h]))
     return xs, ys
-
-
-def _in_barh(ax, patch) -> bool:
-    from matplotlib.container import BarContainer
-
-    return any(isinstance(c, BarContainer) and c.orientation == "horizontal" and patch in c.patches
-               for c in ax.containers)
 
 
 def _axis_facts(ax, values, which: str) -> dict:

@@ -182,6 +182,10 @@ def test_positive_values_over_decades_want_a_log_axis():
     labelled(ax).plot([1, 2, 3, 4, 5, 6], [1, 10, 100, 1e3, 1e4, 1e5])
     assert problems_of(fig) == ["test figure, axes 0 ('a title'): its y values span 5.0 decades "
                                 "(1 to 1e+05) on a linear axis: use a log axis"]
+    fig, ax = plt.subplots()  # markers alone, and along x
+    labelled(ax).scatter([1e-2, 1, 1e2], [1, 2, 3])
+    assert problems_of(fig) == ["test figure, axes 0 ('a title'): its x values span 4.0 decades "
+                                "(0.01 to 100) on a linear axis: use a log axis"]
     fig, ax = plt.subplots()
     labelled(ax).semilogy([1, 2, 3, 4, 5, 6], [1, 10, 100, 1e3, 1e4, 1e5])
     assert problems_of(fig) == []
@@ -198,10 +202,14 @@ def test_a_log_axis_with_values_it_cannot_draw_is_named():
                                 "holds values <= 0 (0), which are not drawn"]
 
 
-def test_horizontal_bars_give_x_values():
+def test_bars_are_read_from_zero_and_need_no_log_axis():
     fig, ax = plt.subplots()
-    labelled(ax).barh([0, 1, 2], [1, 1e3, 1e5])
-    assert problems_of(fig) == ["test figure, axes 0 ('a title'): its x values span 5.0 decades "
+    labelled(ax).bar([0, 1, 2], [3e-5, 0.01, 0.99])
+    assert problems_of(fig) == []
+    fig, ax = plt.subplots()  # but the markers on them count
+    labelled(ax).bar([0, 1, 2], [1, 1e3, 1e5])
+    ax.plot([0, 1, 2], [1, 1e3, 1e5], "o")
+    assert problems_of(fig) == ["test figure, axes 0 ('a title'): its y values span 5.0 decades "
                                 "(1 to 1e+05) on a linear axis: use a log axis"]
 
 
