@@ -4,12 +4,12 @@ Three parts, so that the rules can be tested on figures built in a test and appl
 every figure a solution notebook draws:
 
 - :func:`collect` reads one matplotlib figure into plain data (JSON): for every Axes its
-  title, axis labels, colour bar label, scales, the range of its positive data and what
-  its legend covers.
+  title, axis labels, colour bar label, scales, the range of its data and what its
+  legend covers.
 - :func:`install` runs inside a notebook's kernel, before the first cell: every figure
   the kernel renders (shown inline, by ``plt.show``, ``display`` or a widget's static
-  fallback, or saved) is collected and appended, one JSON line each, to a file, with the
-  id of the cell that drew it. It costs one extra draw per figure.
+  fallback, or saved) is collected and appended, one JSON line each, to a file, with a
+  key of the source of the cell that drew it. It costs one extra draw per figure.
 - :func:`problems` takes those facts and returns what is wrong, in words that name the
   notebook, the cell and the axes.
 """
@@ -92,19 +92,17 @@ def _covered(ax, box, renderer) -> list[str]:
     from matplotlib.collections import PathCollection
     from matplotlib.transforms import Bbox
 
-    inner = Bbox.from_extents(box.x0 + 1, box.y0 + 1, box.x1 - 1, box.y1 - 1)
-    clip = ax.get_window_extent(renderer)
+    # Only the part of the legend over the axes can hide data: outside, data is clipped.
+    inner = Bbox.intersection(Bbox.from_extents(box.x0 + 1, box.y0 + 1, box.x1 - 1, box.y1 - 1),
+                              ax.get_window_extent(renderer))
+    if inner is None:
+        return []
     found = []
 
     def inside(points) -> int:
         points = np.asarray(points, dtype=float).reshape(-1, 2)
-        points = points[np.isfinite(points).all(axis=1)]
-        ok = (points[:, 0] > inner.x0) & (points[:, 0] < inner.x1) & (points[:, 1] > inner.y0) & \
-            (points[:, 1] < inner.y1)
-        # Points outside the axes are clipped away, not drawn under the legend.
-        ok &= (points[:, 0] >= clip.x0) & (points[:, 0] <= clip.x1) & (points[:, 1] >= clip.y0) & \
-            (points[:, 1] <= clip.y1)
-        return int(ok.sum())
+        return int(((points[:, 0] > inner.x0) & (points[:, 0] < inner.x1) &
+                    (points[:, 1] > inner.y0) & (points[:, 1] < inner.y1)).sum())
 
     for line in ax.lines:
         if not line.get_visible():
@@ -140,21 +138,23 @@ def _covered(ax, box, renderer) -> list[str]:
     return sorted(set(found))
 
 
-def _colorbar_label(ax) -> str | None:
-    bar = getattr(ax, "_colorbar", None)
-    if bar is None:
-        return None
-    axis = ax.yaxis if bar.orientation == "vertical" else ax.xaxis
-    return _text(axis.label)
+def _colorbars(fig) -> dict:
+    """Each colour bar's axes (by id), with its label."""
+    found = {}
+    for ax in fig.get_axes():
+        for mappable in [*ax.images, *ax.collections]:
+            bar = getattr(mappable, "colorbar", None)
+            if bar is not None:
+                axis = bar.ax.yaxis if bar.orientation == "vertical" else bar.ax.xaxis
+                found[id(bar.ax)] = _text(axis.label)
+    return found
 
 
 def collect(fig) -> dict:
     """The facts of one figure, as JSON-ready data."""
     fig.draw_without_rendering()
     renderer = _renderer(fig)
-    suptitle = _text(fig._suptitle) if getattr(fig, "_suptitle", None) is not None else ""
-    supx = _text(fig._supxlabel) if getattr(fig, "_supxlabel", None) is not None else ""
-    supy = _text(fig._supylabel) if getattr(fig, "_supylabel", None) is not None else ""
+    bars = _colorbars(fig)
     axes = fig.get_axes()
     index = {id(ax): i for i, ax in enumerate(axes)}
     facts = []
@@ -170,13 +170,14 @@ def collect(fig) -> dict:
                             "covers": _covered(ax, box, renderer)})
         for flegend in fig.legends:  # a figure legend must cover no axes' data either
             box = flegend.get_window_extent(renderer)
-            if box.overlaps(ax.get_window_extent(renderer)):
+            if flegend.get_visible() and box.overlaps(ax.get_window_extent(renderer)):
                 legends.append({"bbox": [round(v, 1) for v in box.extents],
                                 "covers": _covered(ax, box, renderer), "figure_legend": True})
         facts.append({
             "index": i,
-            "title": _text(ax.title) or _text(ax._left_title) or _text(ax._right_title),
-            "colorbar": _colorbar_label(ax),
+            "title": next((ax.get_title(loc).strip() for loc in ("center", "left", "right")
+                           if ax.get_title(loc).strip()), ""),
+            "colorbar": bars.get(id(ax)),
             "axis_on": bool(ax.axison),
             "has_data": _has_data(ax),
             "x": _axis_facts(ax, xs, "x"),
@@ -187,11 +188,12 @@ def collect(fig) -> dict:
                                if id(a) in index and a is not ax),
             "shares_y": sorted(index[id(a)] for a in ax.get_shared_y_axes().get_siblings(ax)
                                if id(a) in index and a is not ax),
-            "twins": sorted(index[id(a)] for a in ax._twinned_axes.get_siblings(ax)
+            "twins": sorted(index[id(a)] for a in ax._twinned_axes.get_siblings(ax)  # no API
                             if id(a) in index and a is not ax),
             "legends": legends,
         })
-    return {"suptitle": suptitle, "supxlabel": supx, "supylabel": supy, "axes": facts}
+    return {"suptitle": fig.get_suptitle().strip(), "supxlabel": fig.get_supxlabel().strip(),
+            "supylabel": fig.get_supylabel().strip(), "axes": facts}
 
 
 # ---------------------------------------------------------------------------------------

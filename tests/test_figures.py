@@ -163,9 +163,10 @@ def test_a_legend_beside_the_data_or_outside_the_axes_is_fine():
     labelled(ax).plot(t, t ** 2, label="square")
     ax.legend(loc="upper left")  # the curve stays low on the left
     assert problems_of(fig) == []
-    fig, ax = plt.subplots()
-    labelled(ax).plot(t, 0.5 + 0 * t, label="flat")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1))
+    fig, ax = plt.subplots()  # the line goes on past the axes, clipped, behind the legend
+    labelled(ax).plot(3 * t, 0.5 + 0 * t, label="flat")
+    ax.set_xlim(0, 1)
+    ax.legend(loc="center left", bbox_to_anchor=(1.02, 0.5))
     assert problems_of(fig) == []
 
 
