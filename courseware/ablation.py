@@ -478,7 +478,17 @@ def loss_curves(rows, chance: float = TASK.chance_loss):
         ax.set_title(f"{depth} layer{'s' if depth > 1 else ''}")
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("cross-entropy loss (nats)")
+    # The full sweep's losses fall from chance to a few thousandths: on a log axis the last
+    # decades (and which model ends lower) stay visible. A short run's stay near chance.
+    losses = np.concatenate([np.asarray(row["losses"], dtype=float) for row in pick.values()])
+    log = losses.min() > 0 and losses.max() / losses.min() >= 100
+    if log:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        axes[0][0].set_yscale("log")  # the axes share y: all of them
+        axes[0][0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axes[0][0].yaxis.set_minor_formatter(NullFormatter())
+    axes[0][0].set_ylabel("cross-entropy loss (nats" + (", log scale)" if log else ")"))
     _chance_label(axes[0][-1], chance)
     axes[0][-1].legend(loc="best", fontsize=9)
     fig.suptitle("Training loss on the add-the-first-token task (thin: each step; thick: "

@@ -150,9 +150,11 @@ def _colorbars(fig) -> dict:
     return found
 
 
-def collect(fig) -> dict:
-    """The facts of one figure, as JSON-ready data."""
-    fig.draw_without_rendering()
+def collect(fig, drawn: bool = False) -> dict:
+    """The facts of one figure, as JSON-ready data. A figure not ``drawn`` just now is
+    drawn first, for its layout and its legends' places."""
+    if not drawn:
+        fig.draw_without_rendering()
     renderer = _renderer(fig)
     bars = _colorbars(fig)
     axes = fig.get_axes()
@@ -227,7 +229,7 @@ def install(out_path: str, png_dir: str | None = None) -> None:
     def changed(fig) -> bool:
         return fig.stale or not hasattr(fig, "_facts_serial")
 
-    def record(fig) -> None:
+    def record(fig, drawn: bool = False) -> None:
         if state["busy"]:
             return
         state["busy"] = True
@@ -235,7 +237,7 @@ def install(out_path: str, png_dir: str | None = None) -> None:
             if not hasattr(fig, "_facts_serial"):
                 state["serial"] += 1
                 fig._facts_serial = state["serial"]
-            facts = {"cell": state["cell"], "figure": fig._facts_serial, **collect(fig)}
+            facts = {"cell": state["cell"], "figure": fig._facts_serial, **collect(fig, drawn)}
             with open(out_path, "a", encoding="utf-8") as out:
                 out.write(json.dumps(facts) + "\n")
             if png_dir:
@@ -253,9 +255,14 @@ def install(out_path: str, png_dir: str | None = None) -> None:
         # nbclient sends no cell id: the caller finds the cell by its source.
         state["cell"] = source_key(info.raw_cell)
 
+    def rendered_anyway() -> bool:
+        # The inline backend renders every figure it shows or leaves at a cell's end:
+        # collected then, the figure needs no extra draw (a tenth of a second or more).
+        return "inline" in plt.get_backend()
+
     def post_execute():
         # Runs before the inline backend's own hook, which shows and closes the figures.
-        if "matplotlib.pyplot" in sys.modules:
+        if "matplotlib.pyplot" in sys.modules and not rendered_anyway():
             for fig in open_figures():
                 if changed(fig):
                     record(fig)
@@ -270,13 +277,14 @@ def install(out_path: str, png_dir: str | None = None) -> None:
         new = changed(self.figure)  # before printing draws it, which makes it look unchanged
         result = print_figure(self, *args, **kwargs)
         if new:
-            record(self.figure)
+            record(self.figure, drawn=True)
         return result
 
     def showing(*args, **kwargs):
-        for fig in open_figures():
-            if changed(fig):
-                record(fig)
+        if not rendered_anyway():
+            for fig in open_figures():
+                if changed(fig):
+                    record(fig)
         return show(*args, **kwargs)
 
     FigureCanvasBase.print_figure = printing
