@@ -454,8 +454,9 @@ def _smooth(values, width: int = 10) -> np.ndarray:
 
 
 def _chance_label(ax, chance: float) -> None:
-    ax.text(0.98, chance, "chance: ln 8", transform=ax.get_yaxis_transform(), ha="right",
-            va="bottom", fontsize=9, color="#555555")
+    # In the margin, right of the axes: inside, the curves that stay at chance run over it.
+    ax.text(1.01, chance, "chance\nln 8", transform=ax.get_yaxis_transform(), ha="left",
+            va="center", fontsize=8, color="#555555")
 
 
 def loss_curves(rows, chance: float = TASK.chance_loss):
@@ -477,7 +478,17 @@ def loss_curves(rows, chance: float = TASK.chance_loss):
         ax.set_title(f"{depth} layer{'s' if depth > 1 else ''}")
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("cross-entropy loss")
+    # The full sweep's losses fall from chance to a few thousandths: on a log axis the last
+    # decades (and which model ends lower) stay visible. A short run's stay near chance.
+    losses = np.concatenate([np.asarray(row["losses"], dtype=float) for row in pick.values()])
+    log = losses.min() > 0 and losses.max() / losses.min() >= 100
+    if log:
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+
+        axes[0][0].set_yscale("log")  # the axes share y: all of them
+        axes[0][0].yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        axes[0][0].yaxis.set_minor_formatter(NullFormatter())
+    axes[0][0].set_ylabel("cross-entropy loss (nats" + (", log scale)" if log else ")"))
     _chance_label(axes[0][-1], chance)
     axes[0][-1].legend(loc="best", fontsize=9)
     fig.suptitle("Training loss on the add-the-first-token task (thin: each step; thick: "
@@ -554,7 +565,7 @@ def variant_curves(results: dict, depth: int, chance: float = TASK.chance_loss):
     ax.axhline(chance, color="#777777", linestyle="--", linewidth=1)
     _chance_label(ax, chance)
     ax.set_xlabel("training step")
-    ax.set_ylabel("cross-entropy loss")
+    ax.set_ylabel("cross-entropy loss (nats)")
     ax.set_title(f"What the attention skip carries, {depth} layers, same initial weights")
     ax.legend(fontsize=9, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
     ax.grid(alpha=0.3)

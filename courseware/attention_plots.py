@@ -48,7 +48,8 @@ def attention_heatmap(weights, query_labels=None, key_labels=None, *, ax=None, t
     return fig
 
 
-def weight_bars(weights, key_labels=None, *, ax=None, title: str = "", color: str = WEIGHT):
+def weight_bars(weights, key_labels=None, *, ax=None, title: str = "", color: str = WEIGHT,
+                xlabel: str = "key (what is attended to)"):
     """One query's weights over the keys, as bars on a 0-to-1 scale."""
     w = np.asarray(weights, dtype=float)
     if w.ndim != 1:
@@ -61,6 +62,7 @@ def weight_bars(weights, key_labels=None, *, ax=None, title: str = "", color: st
         ax.text(j, value + 0.02, f"{value:.2f}", ha="center", va="bottom", fontsize=8)
     ax.set_xticks(range(w.size), labels)
     ax.set_ylim(0, 1.12)
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("weight")
     ax.spines[["top", "right"]].set_visible(False)
     if title:
@@ -179,7 +181,7 @@ def context_figure(results: dict, meanings: dict, context_points: dict):
     ``context_points`` maps a content word to ``(sense, point)``.
     """
     senses = list(results)
-    fig = plt.figure(figsize=(12, 5.2))
+    fig = plt.figure(figsize=(12, 6.2))
     grid = fig.add_gridspec(len(senses), 2, width_ratios=[1, 1.25])
     plane = fig.add_subplot(grid[:, 0])
     for sense, direction in meanings.items():
@@ -205,11 +207,14 @@ def context_figure(results: dict, meanings: dict, context_points: dict):
     plane.set_aspect("equal")
     plane.set_xticks([])
     plane.set_yticks([])
+    plane.set_xlabel("meaning x (feature 0 of the embedding)")
+    plane.set_ylabel("meaning y (feature 1)")
     plane.set_title('where "mole" lands after attention, in each sentence', fontsize=10)
     for row, (sense, (tokens, weights, _)) in enumerate(results.items()):
         ax = fig.add_subplot(grid[row, 1])
-        weight_bars(weights, tokens, ax=ax, color=SENSE_COLORS[sense])
-        ax.set_ylabel("")
+        weight_bars(weights, tokens, ax=ax, color=SENSE_COLORS[sense], xlabel="key")
+        ax.xaxis.label.set_fontsize(9)
+        ax.yaxis.label.set_fontsize(9)
         ax.set_title(f'"{" ".join(tokens)}": weights of "mole"', fontsize=9, loc="left")
         ax.tick_params(axis="x", labelsize=8)
         ax.set_yticks([0, 0.5, 1])

@@ -54,6 +54,10 @@ def _frame(ax, width: float, height: float) -> None:
     ax.axis("off")
 
 
+READINGS = {"dot": "The dot-product reading", "rows": "The row reading",
+            "cols": "The column reading", "outer": "The outer-product reading"}
+
+
 def matmul_reading(kind: str, A, B, i: int = 0, j: int = 0):
     """One picture per reading of ``C = A B``: ``"dot"``, ``"rows"``, ``"cols"`` or ``"outer"``.
 
@@ -73,7 +77,7 @@ def matmul_reading(kind: str, A, B, i: int = 0, j: int = 0):
         cb = _paint(B.shape, [(p, j) for p in range(k)], HIGHLIGHT)
         cc = _paint(C.shape, [(i, j)], RESULT)
         terms = " + ".join(f"{_fmt(A[i, p])}·{_fmt(B[p, j])}" for p in range(k))
-        caption = f"Dot-product reading: C[{i},{j}] = row {i} of A · column {j} of B = {terms} = {_fmt(C[i, j])}"
+        caption = f"C[{i},{j}] = row {i} of A · column {j} of B = {terms} = {_fmt(C[i, j])}"
         alpha_b = None
     elif kind == "rows":
         ca = _paint(A.shape, [(i, p) for p in range(k)], WEIGHT)
@@ -82,14 +86,14 @@ def matmul_reading(kind: str, A, B, i: int = 0, j: int = 0):
         w = np.abs(A[i]) / max(np.abs(A[i]).max(), 1e-12)
         alpha_b = [[0.25 + 0.75 * w[p]] * m for p in range(k)]
         terms = " + ".join(f"{_fmt(A[i, p])}·(row {p} of B)" for p in range(k))
-        caption = f"Row reading: row {i} of C = {terms}"
+        caption = f"row {i} of C = {terms}"
     elif kind == "cols":
         ca = _paint(A.shape, [(r, p) for r in range(n) for p in range(k)], HIGHLIGHT)
         cb = _paint(B.shape, [(p, j) for p in range(k)], WEIGHT)
         cc = _paint(C.shape, [(r, j) for r in range(n)], RESULT)
         alpha_b = None
         terms = " + ".join(f"{_fmt(B[p, j])}·(col {p} of A)" for p in range(k))
-        caption = f"Column reading: column {j} of C = {terms}"
+        caption = f"column {j} of C = {terms}"
     else:
         raise ValueError(f"kind must be 'dot', 'rows', 'cols' or 'outer', got {kind!r}")
     alpha_a = None
@@ -103,6 +107,7 @@ def matmul_reading(kind: str, A, B, i: int = 0, j: int = 0):
     draw_matrix(ax, C, xc, 0, title="C = A B", colors=cc)
     _frame(ax, xc + m, max(n, k))
     ax.text(0, -max(n, k) - 0.9, caption, fontsize=10, ha="left", va="center")
+    ax.set_title(READINGS[kind], fontsize=12)
     fig.tight_layout()
     return fig
 
@@ -126,8 +131,9 @@ def _outer_reading(A, B):
     draw_matrix(ax, C, x, 0, title="C = A B",
                 colors=_paint(C.shape, [(r, q) for r in range(n) for q in range(m)], RESULT))
     _frame(ax, x + m, n)
-    ax.text(0, -n - 0.9, f"Outer-product reading: C is a sum of {k} rank-1 matrices, one per "
-            "column of A and matching row of B", fontsize=10, ha="left", va="center")
+    ax.text(0, -n - 0.9, f"C is a sum of {k} rank-1 matrices, one per column of A and matching "
+            "row of B", fontsize=10, ha="left", va="center")
+    ax.set_title(READINGS["outer"], fontsize=12)
     fig.tight_layout()
     return fig
 
@@ -142,7 +148,8 @@ def timing_plot(batch_sizes, loop_seconds, batched_seconds, title: str = ""):
     left.legend()
     left.grid(True, which="both", alpha=0.3)
     ratio = np.asarray(loop_seconds) / np.asarray(batched_seconds)
-    right.semilogx(batch_sizes, ratio, "o-", color=RESULT)
+    # The ratio grows by decades with the batch: on a log axis the small batches show too.
+    right.loglog(batch_sizes, ratio, "o-", color=RESULT)
     right.set_xlabel("batch size")
     right.set_ylabel("loop time / batched time")
     right.axhline(1, color="#999999", linewidth=0.8)

@@ -68,6 +68,7 @@ def split_picture(x, n_heads: int):
     ax.set_ylim(-tokens - 1.3, 2.4)
     ax.set_aspect("equal")
     ax.axis("off")
+    ax.set_title(f"One sequence cut into {n_heads} heads, two ways", fontsize=11)
     ax.text(0, -tokens - 0.8, "colour: the head a feature belongs to.   t0, t1, ...: the token a "
             "row came from (red: not the token, or not the head, this row stands for)",
             fontsize=9, va="center")
@@ -249,7 +250,7 @@ def loss_curve(losses, title: str = "training loss"):
     fig, ax = plt.subplots(figsize=(6.5, 2.8))
     ax.semilogy(np.arange(1, len(losses) + 1), losses, color=LINE_COLORS[0], linewidth=1)
     ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy (log scale)")
+    ax.set_ylabel("cross-entropy (nats, log scale)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     fig.tight_layout()

@@ -277,6 +277,16 @@ def memory_sweep(methods: dict, sizes, d: int = 8, seed: int = 0) -> dict:
     return result
 
 
+def _ticks_at(ax, values) -> None:
+    """Label a log x axis at the measured values, as plain numbers (16, 64, 256), not as
+    powers of ten (2×10¹, 6×10¹), and without the minor labels in between."""
+    from matplotlib.ticker import NullFormatter
+
+    values = [int(v) if float(v).is_integer() else v for v in values]
+    ax.set_xticks(values, [str(v) for v in values])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+
+
 def memory_figure(sweep: dict, title: str = ""):
     """Peak working memory against T, on log-log axes, with a T² guide line."""
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -287,6 +297,7 @@ def memory_figure(sweep: dict, title: str = ""):
     first = np.asarray(sweep[names[0]], dtype=float)
     guide = first[-1] * (T / T[-1]) ** 2
     ax.loglog(T, guide, ":", color="#888888", label="∝ T² (guide)")
+    _ticks_at(ax, sweep["T"])
     ax.set_xlabel("T (queries = keys)")
     ax.set_ylabel("peak working memory (bytes)")
     ax.grid(True, which="both", alpha=0.3)
@@ -427,6 +438,7 @@ def timing_figure(timing: dict, title: str = ""):
               label="without a cache: everything recomputed")
     ax.loglog(t, 1e3 * np.asarray(timing["with the cache"]), "s-", color=RESULT,
               label="with the KV cache: one new token")
+    _ticks_at(ax, t)
     ax.set_xlabel("position t of the generated token (log scale)")
     ax.set_ylabel("milliseconds per token (log scale)")
     ax.grid(True, which="both", alpha=0.3)

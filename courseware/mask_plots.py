@@ -155,8 +155,10 @@ def fill_value_leak(fills, leaked, empty_row: dict[str, np.ndarray]):
     right.set_yticks(range(len(names)), names, fontsize=9)
     right.set_xticks(range(values.shape[1]), [f"key {j}" for j in range(values.shape[1])],
                      fontsize=9)
+    right.set_xlabel("key (every one masked)")
+    right.set_ylabel("how the row is masked")
     right.set_title("A row where every key is masked", fontsize=10)
-    fig.colorbar(im, ax=right, fraction=0.046, pad=0.04)
+    fig.colorbar(im, ax=right, fraction=0.046, pad=0.04, label="weight")
     fig.tight_layout()
     return fig
 

@@ -449,12 +449,16 @@ def draw_worksheet(ws: Worksheet | None = None, key: dict | None = None, *,
 
     heading = title or f"Self-attention by hand: {ws.name}" + (" (answer key)" if shown else "")
     left = -2.2
-    ax.text(left, 3.3, heading, fontsize=14, fontweight="bold", va="bottom")
+    top_y = 4.6
+    bottom_y = y_z - 3 - 1.2
+    # The heading is the axes' title, placed where it always stood (data y = 3.3).
+    ax.set_title(heading, loc="left", y=(3.3 - bottom_y) / (top_y - bottom_y), pad=0,
+                 fontsize=14, fontweight="bold", va="bottom")
     ax.text(left, 2.2, r"Tokens are columns. $\lfloor x/2 \rfloor$ stands in for $x/\sqrt{3}$ and "
             r"$3^x$ for $e^x$, so every number stays exact. Each column of A adds up to 1.",
             fontsize=10, va="bottom")
     ax.set_xlim(left, max(x_3 + 4 * w3, x_steps + 10.5) + 0.3)
-    ax.set_ylim(y_z - 3 - 1.2, 4.6)
+    ax.set_ylim(bottom_y, top_y)
     ax.set_aspect("equal")
     ax.axis("off")
     fig.tight_layout()
@@ -503,12 +507,14 @@ def compare_attention(A_hand, A_exact, title: str = ""):
     diff = hand - exact
     fig, axes = plt.subplots(1, 3, figsize=(12.5, 4.2))
     panels = [
-        (hand, "by hand: 3^floor(s/2), per column", "Blues", (0, 1), [[_text(v) for v in r] for r in A_hand]),
-        (exact, "real: softmax(s/√3), per column", "Blues", (0, 1), [[f"{v:.3f}" for v in r] for r in exact]),
+        (hand, "by hand: 3^floor(s/2), per column", "Blues", (0, 1), [[_text(v) for v in r] for r in A_hand],
+         "weight"),
+        (exact, "real: softmax(s/√3), per column", "Blues", (0, 1), [[f"{v:.3f}" for v in r] for r in exact],
+         "weight"),
         (diff, "by hand − real", "RdBu_r", (-np.abs(diff).max(), np.abs(diff).max()),
-         [[f"{v:+.3f}" for v in r] for r in diff]),
+         [[f"{v:+.3f}" for v in r] for r in diff], "weight by hand − real weight"),
     ]
-    for ax, (M, name, cmap, (lo, hi), labels) in zip(axes, panels):
+    for ax, (M, name, cmap, (lo, hi), labels, bar) in zip(axes, panels):
         image = ax.imshow(M, cmap=cmap, vmin=lo, vmax=hi)
         for i, j in np.ndindex(M.shape):
             dark = abs(M[i, j] - lo) / (hi - lo + 1e-12) > 0.65 if cmap == "Blues" else abs(M[i, j]) > 0.6 * hi
@@ -517,7 +523,9 @@ def compare_attention(A_hand, A_exact, title: str = ""):
         ax.set_title(name, fontsize=11)
         ax.set_xticks(range(M.shape[1]), [f"q{j + 1}" for j in range(M.shape[1])])
         ax.set_yticks(range(M.shape[0]), [f"k{i + 1}" for i in range(M.shape[0])])
-        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+        ax.set_xlabel("query (column)")
+        ax.set_ylabel("key (row)")
+        fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label=bar)
     worst = np.unravel_index(np.argmax(np.abs(diff)), diff.shape)
     axes[2].add_patch(Rectangle((worst[1] - 0.5, worst[0] - 0.5), 1, 1, fill=False,
                                 edgecolor="black", linewidth=2))

@@ -1,6 +1,8 @@
-"""Notebook gates, for every lesson in solutions/ (DESIGN.md, gates 1 to 4):
+"""Notebook gates, for every lesson in solutions/ (DESIGN.md, gates 1 to 4 and 12):
 
-1. the source notebook executes and passes all its own tests through nbgrader's validator;
+1. the source notebook executes and passes all its own tests through nbgrader's validator,
+   and every figure it draws has a title, labelled axes and colour bars, legends off the
+   data and log axes where values span decades (gate 12, ``figure_facts``, in the same run);
 2. the released notebook runs, every graded test fails on the stubs, and it earns 0;
 3. nothing of the solutions or the hidden tests leaks into notebooks/;
 4. notebooks/ equals a fresh release, made in another process under other BLAS and torch
@@ -19,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
+import figure_facts
 import grading_corpus
 import other_machine
 from grader.course import assignments, released_notebook, source_notebook
@@ -40,15 +43,24 @@ def test_there_are_lessons():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_source_notebook_passes_nbgrader_validation(lesson):
+def test_source_notebook_passes_nbgrader_validation_and_labels_its_figures(lesson, tmp_path):
+    """Gates 1 and 12. The figures are read in the validator's own run (a hook installed
+    in its kernel before the first cell, ``figure_facts``), so the notebook runs once."""
     from nbgrader.validator import Validator
 
     validator = Validator()
     validator.config.ExecutePreprocessor.timeout = 300
-    results = validator.validate(str(source_notebook(lesson, ROOT)))
+    facts = tmp_path / "figures.jsonl"
+    validator.config.Execute.extra_arguments = ["--HistoryManager.hist_file=:memory:"] + [
+        f"--IPKernelApp.exec_lines={line}" for line in figure_facts.kernel_lines(str(facts))]
+    path = source_notebook(lesson, ROOT)
+    results = validator.validate(str(path))
     failed = results.get("failed", [])
     assert not results.get("type_changed") and not results.get("changed")
     assert not failed, "source tests fail:\n" + "\n\n".join(f["error"] for f in failed)
+    figures = figure_facts.locate(figure_facts.read(facts), nbformat.read(path, as_version=4), lesson)
+    problems = figure_facts.problems(figures)
+    assert not problems, "figures a reader cannot read:\n" + "\n".join(problems)
 
 
 @pytest.mark.slow
