@@ -429,7 +429,40 @@ def generate_with_argmax(model, prompt, n_new, temperature=1.0, top_k=None, top_
     return tokens if prompt.dim() == 2 else tokens.squeeze(0)
 
 
+def loss_as_a_float(logits, tokens):
+    return loss_with_log_softmax(logits, tokens).item()
+
+
+def loss_summed(logits, tokens):
+    logits, tokens = loss_inputs(logits, tokens)
+    return F.cross_entropy(logits[..., :-1, :].reshape(-1, logits.shape[-1]),
+                           tokens[..., 1:].reshape(-1), reduction="sum")
+
+
+def probs_top_p_before_the_temperature(logits, temperature=1.0, top_k=None, top_p=None):
+    logits, temperature, top_k, top_p = probs_inputs(logits, temperature, top_k, top_p)
+    if temperature == 0:
+        return F.one_hot(logits.argmax(-1), logits.shape[-1]).to(logits.dtype)
+    keep = torch.ones_like(logits, dtype=torch.bool)
+    if top_k is not None and top_k < logits.shape[-1]:
+        keep = logits >= torch.topk(logits, top_k).values[..., -1:]
+    if top_p is not None:
+        p = torch.softmax(logits.masked_fill(~keep, float("-inf")), dim=-1)   # untempered
+        sorted_p, index = p.sort(dim=-1, descending=True, stable=True)
+        inside = sorted_p.cumsum(-1) - sorted_p < top_p
+        keep = keep & torch.zeros_like(keep).scatter(-1, index, inside)
+    return torch.softmax((logits / temperature).masked_fill(~keep, float("-inf")), dim=-1)
+
+
+def induction_as_numpy(weights, period):
+    return np.asarray(induction_by_diagonal(weights, period))
+
+
 @pytest.mark.parametrize("name, fn, words", [
+    ("next_token_loss", loss_as_a_float, "not a torch tensor"),
+    ("next_token_loss", loss_summed, "the sum over the predictions, not their mean"),
+    ("next_token_probs", probs_top_p_before_the_temperature, "temperature 2, then top_p"),
+    ("induction_score", induction_as_numpy, "torch tensor in gives a torch tensor back"),
     ("next_token_loss", loss_on_the_same_token, "against its own token, not the next one"),
     ("next_token_probs", probs_nucleus_first, "your nucleus is chosen before top-k"),
     ("next_token_probs", probs_nucleus_short, "leaves out the token that takes the total to top_p"),
@@ -608,6 +641,43 @@ def test_a_gpt_whose_cache_restarts_the_positions_is_told_so():
     message = failure("GPT", ns["GPT"])
     assert "fed through a cache" in message
     assert "continue after the cached ones" in message, message
+
+
+def test_a_gpt_whose_mask_forgets_the_cached_positions_fails_on_several_new_tokens():
+    ns = learner(PARTS, edited(MODEL, "allowed = torch.from_numpy(causal_mask(start + T)[start:])",
+                               "allowed = torch.from_numpy(causal_mask(T))"))
+    message = failure("GPT", ns["GPT"])
+    assert "tokens per call" in message, message
+
+
+GPT_MISTAKES = {
+    "no final LayerNorm": (("return self.head(self.ln_f(x))", "return self.head(x)"),),
+    "mask applied after the softmax": ((
+        'w = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)',
+        "w = scores.softmax(dim=-1) * allowed"),),
+    "mask read the wrong way round": ((
+        'w = scores.masked_fill(~allowed, float("-inf")).softmax(dim=-1)',
+        'w = scores.masked_fill(allowed, float("-inf")).softmax(dim=-1)'),),
+    "scaled by √d_model": (("/ self.d_head ** 0.5", "/ (self.d_head * self.n_heads) ** 0.5"),),
+    "the MLP reads ln1": (('x = x + block["mlp"](block["ln2"](x))',
+                           'x = x + block["mlp"](block["ln1"](x))'),),
+}
+GPT_WORDS = {
+    "no final LayerNorm": "your head reads the stream directly",
+    "mask applied after the softmax": "you masked after the softmax",
+    "mask read the wrong way round": "your mask is read the wrong way round",
+    "scaled by √d_model": "you divided the scores by √d_model",
+    "the MLP reads ln1": "your MLP reads the stream through ln1",
+}
+
+
+@pytest.mark.parametrize("mistake", GPT_MISTAKES)
+def test_a_gpt_with_a_learners_mistake_is_told_it(mistake):
+    source = MODEL
+    for old, new in GPT_MISTAKES[mistake]:
+        source = edited(source, old, new)
+    message = failure("GPT", learner(PARTS, source)["GPT"])
+    assert GPT_WORDS[mistake] in message, message
 
 
 def test_a_gpt_whose_kvcache_fails_names_the_kvcache():

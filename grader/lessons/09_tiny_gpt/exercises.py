@@ -25,7 +25,7 @@ from ...learner.comparisons import ModuleOutcome
 from .. import LESSONS, BadInput, Build, Case, Exercise, Misconception, Stated, knob
 from ..stated import BAD_INPUTS, VALUES
 from . import reference as ref
-from .learner import GPTRun
+from .learner import GPTRun, SameKind
 
 LESSON = LESSONS.of(__name__)  # every exercise here registers through it
 
@@ -55,12 +55,20 @@ loss = functools.partial(knob, ref._next_token_loss)
 LESSON.register(Exercise(
     name="next_token_loss", reference=ref.next_token_loss, cases=loss_cases,
     arg_names=("logits", "tokens"), seed=901, probes=("logits",),
-    quantities=lambda logits, tokens: {"T": tokens.shape[-1], "T - 1": tokens.shape[-1] - 1},
+    quantities=lambda logits, tokens: {
+        "the number of predictions": int(np.prod(tokens.shape[:-1], dtype=int)) * (tokens.shape[-1] - 1),
+        "T": tokens.shape[-1], "T - 1": tokens.shape[-1] - 1},
+    compare=SameKind(why="Return the loss tensor itself: .item() or float() cuts it off from "
+                         "the gradients that training needs."),
     misconceptions=[
         Misconception("each position scored on its own token", loss(shift=0), (
             "each position of yours is scored against its own token, not the next one: "
-            "the prediction at position t is for the token at t + 1. Pair logits[..., :-1, :] "
-            "(every position but the last) with tokens[..., 1:] (every token but the first).")),
+            "the prediction at position t is for the token at t + 1, so the last position "
+            "has nothing to predict and the first token is never a target.")),
+        Misconception("summed instead of averaged", loss(reduce="sum"), (
+            "your loss is the sum over the predictions, not their mean: it grows with the "
+            "batch and the length, and so does the size of every training step. Take the "
+            "mean over every position that has a next token.")),
     ],
     bad_inputs=[BadInput(Case((torch.zeros(1, 3), torch.zeros(1, dtype=torch.long))),
                          "with one position (T = 1) no position has a next token"),
@@ -96,6 +104,12 @@ def probs_cases(rng, hidden):
         Case((torch.tensor([[math.log(4.0), math.log(3.0), math.log(2.0), 0.0]],
                            dtype=torch.float64),),
              {"top_p": 0.7}, note="top_p = 0.7: the second token passes it"),
+        Case((torch.log(torch.tensor([[0.4, 0.3, 0.2, 0.1]], dtype=torch.float64)),),
+             {"temperature": 2.0, "top_p": 0.65},
+             note="temperature 2, then top_p = 0.65: the tempered probabilities decide"),
+        Case((torch.log(torch.tensor([[0.5, 0.2, 0.2, 0.1]], dtype=torch.float64)),),
+             {"temperature": 0.5, "top_k": 2, "top_p": 0.9},
+             note="temperature 0.5, then top_k = 2, then top_p = 0.9"),
         probs_case(rng, (2, 3, 6), "top_k = 3 and top_p = 0.6, batched", top_k=3, top_p=0.6),
         probs_case(rng, (2, 6), "top_k = 4 then top_p = 0.8, temperature 0.7", temperature=0.7,
                    top_k=4, top_p=0.8),
@@ -181,17 +195,19 @@ GRADIENTS = ["tok_emb.weight", "blocks.0.w_q.weight", "blocks.0.w_k.weight",
 SIZE_NAMES = ("vocab_size", "d_model", "n_heads", "n_layers", "d_ff", "max_len")
 
 
-def gpt_case(rng, sizes: tuple, rope: bool, tokens, note: str, prefix=None) -> Case:
+def gpt_case(rng, sizes: tuple, rope: bool, tokens, note: str, prefix=None, step=1) -> Case:
     state = _random_state(lambda: ref.GPT(*sizes, rope=rope), int(rng.integers(1000)))
     describe = f"GPT({', '.join(f'{k}={v}' for k, v in zip(SIZE_NAMES, sizes))}, rope={rope})"
     if state is not None:
         describe += (" in float64, with random weights loaded into every layer (LayerNorm gains "
                      "and biases included)")
     if prefix is not None:
+        per_call = "one token" if step == 1 else f"{step} tokens"
         describe += (f", fed through a cache: the first {prefix} token"
-                     f"{'s' if prefix > 1 else ''} in one call, then one token per call")
+                     f"{'s' if prefix > 1 else ''} in one call, then {per_call} per call")
     grads = None if prefix is not None or state is None else {"item": 0, "params": GRADIENTS}
-    return Case((tokens,), {} if prefix is None else {"prefix": prefix}, note=note, build=Build(
+    fed = {} if prefix is None else {"prefix": prefix, **({"step": step} if step > 1 else {})}
+    return Case((tokens,), fed, note=note, build=Build(
         args=list(sizes), kwargs={"rope": rope}, dtype="float64", state=state, label="model",
         describe=describe, grads=grads))
 
@@ -206,6 +222,7 @@ def gpt_cases(rng, hidden):
         ((7, 8, 4, 2, 8, 12), True, 2, 12, None, "four heads, up to max_len"),
         ((6, 8, 2, 2, 16, 8), True, 2, 5, 2, "through a cache"),
         ((5, 4, 1, 1, 8, 8), True, 1, 6, 1, "through a cache from the first token"),
+        ((6, 8, 2, 2, 8, 10), True, 2, 8, (2, 3), "through a cache, three tokens per call"),
     ]
     if hidden:
         runs += [
@@ -213,12 +230,14 @@ def gpt_cases(rng, hidden):
             ((4, 4, 2, 2, 0, 6), False, 3, 6, None, "rope=False, attention only"),
             ((8, 8, 2, 2, 16, 16), True, 1, 10, 4, "through a cache"),
             ((6, 8, 4, 1, 8, 9), True, 2, 9, 8, "through a cache, the last token alone"),
+            ((7, 8, 2, 2, 0, 12), True, 1, 11, (3, 4), "through a cache, four tokens per call"),
         ]
-    return [gpt_case(rng, sizes, rope, _ids(rng, sizes[0], (batch, T)), note, prefix)
+    return [gpt_case(rng, sizes, rope, _ids(rng, sizes[0], (batch, T)), note,
+                     *(prefix if isinstance(prefix, tuple) else (prefix,)))
             for sizes, rope, batch, T, prefix, note in runs]
 
 
-def gpt_calls(model, tokens, prefix=None):
+def gpt_calls(model, tokens, prefix=None, step=1):
     """The reference model's calls on the learner's parts, on one case (its stand-ins)."""
     made = []
     parts = ref.reference_parts()
@@ -240,8 +259,8 @@ def gpt_calls(model, tokens, prefix=None):
             else:
                 cache = []
                 model(tokens[:, :prefix], cache=cache)
-                for t in range(prefix, tokens.shape[1]):
-                    model(tokens[:, t:t + 1], cache=cache)
+                for t in range(prefix, tokens.shape[1], step):
+                    model(tokens[:, t:t + step], cache=cache)
     finally:
         model.parts = None
     return made
@@ -265,6 +284,24 @@ LESSON.register(Exercise(
                           "with a cache your new tokens are turned as if they stood at position "
                           "0 again: the positions of the tokens you feed continue after the "
                           "cached ones, so the first new token is at len(cache[0]).")),
+        Misconception("no final LayerNorm", gpt(final_norm=False), (
+            "your head reads the stream directly. A pre-norm stack ends with one more "
+            "LayerNorm, self.ln_f: the head reads the stream after it (lesson 06).")),
+        Misconception("mask applied after the softmax", gpt(mask_at="after softmax"), (
+            "you masked after the softmax: the softmax ran over every key, future ones "
+            "included, and then the future weights were set to 0, so the weights of each "
+            "query no longer add up to 1. Mask the scores with -inf before the softmax "
+            "(lesson 04).")),
+        Misconception("mask read the wrong way round", gpt(mask_keeps="blocked"), (
+            "your mask is read the wrong way round: True in causal_mask marks a key the "
+            "query may see (itself and the past), and you blocked those keys and kept the "
+            "future ones. Set the scores to -inf where the mask is False.")),
+        Misconception("scaled by √d_model", gpt(scale="√d_model"), (
+            "you divided the scores by √d_model. Each head's scores are dot products of "
+            "d_head features, so they are divided by √d_head (lesson 02), d_model / n_heads.")),
+        Misconception("the MLP reads ln1", gpt(mlp_norm="ln1"), (
+            "your MLP reads the stream through ln1, the attention's LayerNorm. Each sublayer "
+            "has its own: the MLP reads ln2 of the stream.")),
     ],
     bad_inputs=[_bad_gpt((5, 4, 2, 1, 8, 3), torch.zeros(1, 4, dtype=torch.long),
                          "tokens has 4 positions but max_len is 3"),
@@ -385,6 +422,10 @@ def induction_cases(rng, hidden):
 LESSON.register(Exercise(
     name="induction_score", reference=ref.induction_score, cases=induction_cases,
     arg_names=("weights", "period"), seed=905,
+    quantities=lambda weights, period: {"T - period, the number of queries":
+                                        weights.shape[-1] - period},
+    compare=SameKind(why="A torch tensor in gives a torch tensor back, a NumPy array a NumPy "
+                         "array: index and average with the input's own operations."),
     misconceptions=[
         Misconception("weight on the earlier copy itself", knob(ref._induction_score, offset=0), (
             "you read the weight on the earlier copy of the current token, key t - period. "

@@ -11,10 +11,13 @@ Fixtures:
   after the cached ones, as a real model does, and its logits then differ.
 * ``generator``: a ``torch.Generator`` seeded with ``seed``.
 
+Comparison: ``same_kind``, numbers that must also come as the kind the reference returns (a
+loss that stays a tensor; torch in, torch out).
+
 Driver: ``gpt_run``, the module driver of ``GPT``: the model built with the case's weights
 and called on the tokens, its outcome the pair (logits, the attention weights it kept in
 ``self.weights``); with ``prefix`` set, fed through a cache instead: the first ``prefix``
-tokens in one call, then one token per call, its outcome the logits of all the calls
+tokens in one call, then ``step`` tokens (default 1) per call, its outcome the logits of all the calls
 joined along the positions and the weights kept by the last call.
 """
 from __future__ import annotations
@@ -22,6 +25,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
+
+from ...learner.comparisons import Comparison, Difference
 from ...learner.drivers import Module, build_module
 from ...learner.fixtures import materialise
 from ...learner.plugins import LESSONS
@@ -111,11 +117,12 @@ class GPTRun(Module):
         if isinstance(obj, dict):
             return obj
         tokens = materialise(data["args"], namespace)[0]
+        step = kwargs.get("step") or 1
         cache: list = []
         with torch.no_grad():
             pieces = [obj(tokens[:, :prefix], cache=cache)]
-            for t in range(prefix, tokens.shape[1]):
-                pieces.append(obj(tokens[:, t:t + 1], cache=cache))
+            for t in range(prefix, tokens.shape[1], step):
+                pieces.append(obj(tokens[:, t:t + step], cache=cache))
         if not all(isinstance(p, torch.Tensor) for p in pieces):
             return {"output": (pieces[0], kept_weights(obj))}
         return {"output": (torch.cat(pieces, dim=1), kept_weights(obj))}
@@ -128,3 +135,33 @@ def kept_weights(model):
     if isinstance(weights, (list, tuple)):
         return [w.detach() if hasattr(w, "detach") else w for w in weights]
     return f"no list in self.weights ({type(weights).__name__})"
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+def _kind(x) -> str:
+    module = type(x).__module__
+    if module.startswith("torch"):
+        return "a torch tensor"
+    if module.startswith("numpy"):
+        return "a NumPy array" if isinstance(x, np.ndarray) else "a NumPy number"
+    return f"a Python {type(x).__name__}"
+
+
+@LESSON.comparison
+@dataclass(frozen=True)
+class SameKind(Comparison):
+    """Numbers compared as the default does, then their kind: a torch tensor where the
+    reference returns one, a NumPy array where it returns one. ``why`` completes the
+    message. Against a catalogued mistake only the numbers count."""
+
+    why: str = ""
+
+    kind: ClassVar[str] = "same_kind"
+
+    def differ(self, expected, actual, case, against_reference=True):
+        found = super().differ(expected, actual, case, against_reference)
+        if found or not against_reference or _kind(expected) == _kind(actual):
+            return found
+        return Difference(f"the numbers are right, but they come as {_kind(actual)}, not "
+                          f"{_kind(expected)}. {self.why}".strip(), hint=False)

@@ -116,14 +116,20 @@ def next_token_probs(logits, temperature=1.0, top_k=None, top_p=None):
 
 class _GPT(nn.Module):
     """The model, with knobs (right by default): ``parts``, the earlier lessons' parts it
-    calls (the references; a namespace of ``PART_NAMES``); ``scale`` (scores divided by
-    √d_head); ``final_norm`` (``ln_f`` before the head); ``cache_positions``
-    (``"continue"``: new tokens with a cache sit after the cached ones; ``"restart"``: at 0)."""
+    calls (the references; a namespace of ``PART_NAMES``); ``scale``, what the scores are
+    divided by (``"√d_head"``, ``"√d_model"`` or ``None``); ``final_norm`` (``ln_f`` before
+    the head); ``cache_positions`` (``"continue"``: new tokens with a cache sit after the
+    cached ones; ``"restart"``: at 0); ``mask_at`` (``"before softmax"``: masked scores
+    become -inf; ``"after softmax"``: masked weights are set to 0 after a softmax over every
+    key); ``mask_keeps`` (``"allowed"``: True in the causal mask is a key that may be seen;
+    ``"blocked"``: the mask read the other way round); ``mlp_norm`` (``"ln2"`` or
+    ``"ln1"``)."""
 
     parts: SimpleNamespace | None = None
 
     def __init__(self, vocab_size, d_model, n_heads, n_layers, d_ff, max_len, rope=True, *,
-                 scale=True, final_norm=True, cache_positions="continue"):
+                 scale="√d_head", final_norm=True, cache_positions="continue",
+                 mask_at="before softmax", mask_keeps="allowed", mlp_norm="ln2"):
         super().__init__()
         gpt_sizes(vocab_size, d_model, n_heads, n_layers, d_ff, max_len)
         self.vocab_size, self.max_len, self.n_heads = vocab_size, max_len, n_heads
@@ -134,6 +140,7 @@ class _GPT(nn.Module):
         self.head = nn.Linear(d_model, vocab_size)
         self.weights = []
         self.scale, self.final_norm, self.cache_positions = scale, final_norm, cache_positions
+        self.mask_at, self.mask_keeps, self.mlp_norm = mask_at, mask_keeps, mlp_norm
 
     def forward(self, tokens, cache=None):
         parts = self.parts or reference_parts()
@@ -147,6 +154,8 @@ class _GPT(nn.Module):
         positions = np.arange(start, start + T)
         R = rope_matrices(parts.rope, positions, self.d_head) if self.rope_on else None
         mask = torch.from_numpy(np.asarray(parts.causal_mask(start + T))[start:])
+        if self.mask_keeps == "blocked":
+            mask = ~mask
         x = self.tok_emb(tokens)
         self.weights = []
         for i, block in enumerate(self.blocks):
@@ -163,14 +172,19 @@ class _GPT(nn.Module):
             scores = q @ k.transpose(-1, -2)
             if self.scale:
                 # site: the scale of the scores
-                scores = scores / math.sqrt(self.d_head)
-            weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+                scores = scores / math.sqrt(self.d_head if self.scale == "√d_head"
+                                            else self.d_head * self.n_heads)
+            if self.mask_at == "after softmax":
+                weights = torch.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
+            else:
+                # site: the masked softmax
+                weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
             self.weights.append(weights.detach())
             # site: the attention's skip
             x = x + block["w_o"](parts.merge_heads(weights @ v))
             if "mlp" in block:
                 # site: the MLP's skip
-                x = x + block["mlp"](block["ln2"](x))
+                x = x + block["mlp"](block[self.mlp_norm](x))
         # site: the logits
         return self.head(self.ln_f(x) if self.final_norm else x)
 
