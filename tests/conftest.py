@@ -17,20 +17,58 @@ LESSONS = [lesson.folder for lesson in plugins.LESSONS.lessons()]
 
 
 def pytest_configure(config):
+    # xdist would hand the files out by their number of tests; keep the order that
+    # pytest_collection_modifyitems gives them (``--no-loadscope-reorder``).
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
     for lesson in LESSONS:
         config.addinivalue_line("markers", f"lesson{lesson[:2]}: the tests of {lesson} (its "
                                            f"test file, and the shared tests run on it)")
 
 
+# The files that take longest, longest first: each is one unit of work under `-n 2 --dist
+# loadfile`, so they are handed out before the rest, while the other worker fills its time
+# with the many short files (pytest_configure keeps this order;
+# xdist's own order, by number of tests, gave these few-test files out last, and the run
+# ended on one of them with the other worker idle). Most run a module fixture that grades a
+# class, serves a course, starts a Dask cluster or a browser, or executes every notebook.
+LONGEST_FIRST = (
+    "test_grading_corpus.py",
+    "test_notebooks.py",
+    "test_browser.py",
+    "test_serve.py",
+    "test_kit.py",
+    "test_grading_cluster.py",
+    "test_grading_cli.py",
+    "test_instructor_workflow.py",
+    "test_grading_hostile_bytes.py",
+)
+
+
+def _file_order(items) -> dict[str, int]:
+    """The rank of each test file: :data:`LONGEST_FIRST`, then the others by their number
+    of tests, most first (xdist's own order), then by name."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item.path.name] = counts.get(item.path.name, 0) + 1
+    listed = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    ranked = sorted(counts, key=lambda name: (listed.get(name, len(listed)), -counts[name], name))
+    return {name: i for i, name in enumerate(ranked)}
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark each test with its lesson: the lesson of its file (``test_08_positions.py``),
-    or every lesson its id names (a shared test run once per lesson or notebook)."""
+    or every lesson its id names (a shared test run once per lesson or notebook). Then put
+    the files in the order they are handed to the workers (:func:`_file_order`); the tests
+    of a file keep their order."""
     for item in items:
         named = re.match(r"test_(\d\d)_", item.path.name)
         found = {named.group(1)} if named else \
             {lesson[:2] for lesson in LESSONS if lesson in item.nodeid}
         for number in sorted(found):
             item.add_marker(f"lesson{number}")
+    rank = _file_order(items)
+    items.sort(key=lambda item: rank[item.path.name])  # stable: a file's tests keep their order
 
 
 @pytest.fixture(scope="session")
