@@ -393,10 +393,10 @@ def train_lm(model, batches, steps: int, loss_fn, lr: float = 3e-3, seed: int = 
             every[1](step, model)
         tokens = batches(generator)
         loss = loss_fn(model(tokens), tokens)
-        optimizer.zero_grad()
+        optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
-        losses.append(loss.item())
+        losses.append(float(loss))
     if every is not None:
         every[1](steps, model)
     model.eval()

@@ -724,16 +724,17 @@ BREAKS = {
         loss_without_the_given_line,
     ("next_token_probs", "A negative temperature, `top_k < 1` or `top_p` outside (0, 1] is a "
                          "`ValueError`"): probs_without_the_given_line,
-    ("next_token_probs", "`temperature=0` is greedy: all the probability on the first largest "
-                         "logit"): probs_without_temperature_0,
+    ("next_token_probs", "is greedy: all the probability on the largest logit (the first one, "
+                         "if several tie)"): probs_without_temperature_0,
     ("GPT", "Keep the layers as they are, with their names"):
         learner(PARTS, edited(edited(MODEL, "self.head = nn.Linear", "self.out = nn.Linear"),
                               "return self.head(", "return self.out("))["GPT"],
     ("GPT", "Keep each layer's attention weights in `self.weights`"):
         learner(PARTS, edited(MODEL, "self.weights.append(w.detach())", "pass"))["GPT"],
-    ("generate", "each drawn with `torch.multinomial(next_token_probs(...), 1, "
+    ("generate", "draws one token with `torch.multinomial(next_token_probs(...), 1, "
                  "generator=generator)`"): generate_with_argmax,
-    ("generate", "it returns exactly what the same call without a cache returns"):
+    ("generate", "generation with a cache returns exactly what the same call without a cache "
+                 "returns"):
         generate_feeding_everything,
 }
 

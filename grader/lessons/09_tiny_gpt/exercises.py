@@ -158,8 +158,8 @@ LESSON.register(Exercise(
           "what is kept, zeros elsewhere. Temperature 0: one 1 on the first largest logit."),
     stated=(Stated("A negative temperature, `top_k < 1` or `top_p` outside (0, 1] is a "
                    "`ValueError`", BAD_INPUTS, "should reject this input with a ValueError"),
-            Stated("`temperature=0` is greedy: all the probability on the first largest logit",
-                   VALUES, "temperature 0 with tied largest logits")),
+            Stated("is greedy: all the probability on the largest logit (the first one, if "
+                   "several tie)", VALUES, "temperature 0 with tied largest logits")),
 ))
 
 
@@ -390,9 +390,10 @@ LESSON.register(Exercise(
           "..., 1, generator=generator), the token appended. With a cache, feed the model only "
           "the token just drawn (the cache remembers the rest); without one, the whole "
           "sequence."),
-    stated=(Stated("each drawn with `torch.multinomial(next_token_probs(...), 1, "
+    stated=(Stated("draws one token with `torch.multinomial(next_token_probs(...), 1, "
                    "generator=generator)`", VALUES, "not draws"),
-            Stated("it returns exactly what the same call without a cache returns", VALUES,
+            Stated("generation with a cache returns exactly what the same call without a cache "
+                   "returns", VALUES,
                    "with a cache")),
 ))
 
